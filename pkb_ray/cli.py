@@ -1,0 +1,41 @@
+"""`pkb`: the utilities around a sweep. Each stage owns its subcommands in its own `cli.py`.
+
+    pkb problems list [--json] | pkb problems check --world-size N [--ids ...]
+    pkb eval PROBLEM CANDIDATE.py [--world-size N] [--device cpu|cuda] [--json]
+    pkb models list
+    pkb prompt PROBLEM
+    pkb report SWEEP_NAME
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# (subcommand, module exposing `register(subparsers)`); imported lazily so that
+# `pkb problems list` does not pay for importing litellm or Ray.
+_COMMANDS = {
+    "problems": "pkb_ray.problems.cli",
+    "eval": "pkb_ray.engine.cli",
+    "models": "pkb_ray.generation.cli",
+    "prompt": "pkb_ray.generation.cli",
+    "report": "pkb_ray.report.cli",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="pkb", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    wanted = argv[0] if argv and argv[0] in _COMMANDS else None
+    modules = {_COMMANDS[wanted]} if wanted else set(_COMMANDS.values())
+    for name in sorted(modules):
+        importlib.import_module(name).register(sub)
+    args = parser.parse_args(argv)
+    return int(args.handler(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""Structured configs behind every `conf/` group.
+
+Hydra merges each group's YAML into these dataclasses in struct mode, so an unknown key
+or a wrongly typed value in a YAML file or on the command line fails at composition time
+with a message naming the key. Value checks that types cannot express live in
+`validate.py` and run before any work starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from omegaconf import MISSING
+
+
+@dataclass
+class ModelConfig:
+    """One model API (or a pseudo-model that needs no API)."""
+
+    name: str = MISSING
+    """Short name used in cell ids and MLflow, e.g. `opus47`; equals the YAML file's stem."""
+    provider: str = "pseudo"
+    """`pseudo` (reference / expert), or a litellm provider: openai, anthropic, gemini, xai, ..."""
+    model_id: str = ""
+    """The litellm model id, e.g. `anthropic/claude-opus-4-7`. Empty for pseudo-models."""
+    api_base: Optional[str] = None
+    """Endpoint override, for OpenAI-compatible servers (vLLM, SGLang, llama.cpp)."""
+    api_key_env: Optional[str] = None
+    """Name of the environment variable holding the key. Keys never live in configs."""
+    max_concurrency: int = 8
+    """Requests in flight at once for this model."""
+    rpm: Optional[int] = None
+    """Requests per minute allowed by the provider; None = unlimited."""
+    tpm: Optional[int] = None
+    """Tokens per minute allowed by the provider; None = unlimited."""
+    max_output_tokens: int = 32000
+    temperature: Optional[float] = None
+    """Sampling temperature; leave None for reasoning models that refuse it."""
+    reasoning_effort: Optional[str] = None
+    """low | medium | high for reasoning models that accept it."""
+    extra_params: dict[str, Any] = field(default_factory=dict)
+    """Further provider parameters passed through to litellm unchanged."""
+    price_input_per_mtok: Optional[float] = None
+    """USD per million input tokens; used when litellm does not know the model."""
+    price_output_per_mtok: Optional[float] = None
+    """USD per million output tokens; used when litellm does not know the model."""
+    request_timeout_s: float = 900.0
+    """Wall-clock limit of one API call."""
+    max_retries: int = 6
+    """Retries of one call on rate limits, timeouts and server errors."""
+
+
+@dataclass
+class ProblemsConfig:
+    """Which problems the sweep covers."""
+
+    ids: list[str] = field(default_factory=list)
+    """Problem ids; empty = every problem of the source."""
+    source: str = "builtin"
+    """`builtin` (this repo's problems/), a directory path, or `pkb:/path/to/ParallelKernelBench`."""
+
+
+@dataclass
+class ClusterConfig:
+    """Where the Ray pipeline runs."""
+
+    address: Optional[str] = None
+    """None starts a local Ray instance; `auto` or `ray://host:port` joins a cluster."""
+    num_cpus: Optional[int] = None
+    """Logical CPUs for a local Ray instance; None = max(4, cores)."""
+    cpu_evaluators: int = 1
+    """Evaluator actors for eval.device=cpu (each runs world_size gloo ranks)."""
+    evaluator_placement: str = "auto"
+    """auto | gpu_node | cpu. gpu_node: one actor per GPU node holding all its GPUs."""
+    max_inflight_generations: int = 64
+    """Generation requests in flight at once across all models."""
+    max_queued_builds: int = 16
+    """Built candidates waiting for an evaluator; bounds memory and wasted work."""
+
+
+@dataclass
+class TimingConfig:
+    """How candidate and reference calls are timed (identically)."""
+
+    warmup_ms: float = 50.0
+    """Warm up by time, not by count."""
+    min_calls: int = 10
+    max_calls: int = 200
+    target_rel_ci: float = 0.01
+    """Stop repeating once the median's relative confidence half-width is below this."""
+    max_timing_s: float = 20.0
+    """Wall-clock cap on timing one candidate."""
+
+
+@dataclass
+class TimeoutConfig:
+    """Wall-clock limit of each phase of one evaluation, in seconds."""
+
+    start_s: float = 60.0
+    """Process start and process-group init."""
+    load_s: float = 180.0
+    """Importing the candidate (includes load_inline when not prebuilt)."""
+    trial_s: float = 60.0
+    """One correctness trial on all ranks."""
+    timing_s: float = 120.0
+    """The whole timing phase."""
+
+
+@dataclass
+class EvalConfig:
+    """How candidates are evaluated."""
+
+    device: str = "auto"
+    """auto | cuda | cpu. auto = cuda when the cluster has GPU nodes, else cpu with a notice."""
+    world_size: int = 2
+    """Ranks (GPUs) per evaluation."""
+    size: str = "auto"
+    """auto | small | bench. auto = bench on cuda, small on cpu."""
+    trials: int = 5
+    """Correctness trials, each with fresh random inputs (different seeds)."""
+    guard: bool = True
+    """NCCL-free guard while the candidate runs. Forced off for model=reference."""
+    time_candidates: bool = True
+    timing: TimingConfig = field(default_factory=TimingConfig)
+    timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)
+    cache_dir: str = "~/.cache/pkb_ray"
+    """Reference outputs/timings, hardware profile and prebuilt extensions."""
+    torch_cuda_arch_list: str = "9.0"
+    """TORCH_CUDA_ARCH_LIST for prebuilds and ranks; must match or the cache rebuilds."""
+
+
+@dataclass
+class TrackingConfig:
+    """MLflow tracking."""
+
+    uri: str = "sqlite:///mlflow.db"
+    """MLflow tracking URI; a relative sqlite path is relative to the launch directory."""
+    enabled: bool = True
+
+
+@dataclass
+class ModeConfig:
+    """Zero-shot or agentic generation."""
+
+    name: str = "zeroshot"
+    """zeroshot | agent."""
+    turns: int = 1
+    """Agent mode: at most this many generate-evaluate turns per cell."""
+    target_speedup: float = 1.0
+    """Agent mode: stop once a correct turn beats the reference by this factor."""
+
+
+@dataclass
+class GenerationConfig:
+    """The generate stage."""
+
+    cache_dir: str = "kernels_cache"
+    """Write-through store of every prompt, response and candidate."""
+    replay_only: bool = False
+    """Evaluate cached generations only; never call an API."""
+
+
+@dataclass
+class SweepSection:
+    name: str = "default"
+    """The sweep's name: its MLflow experiment and its directory under `sweep.root`."""
+    root: str = "sweeps"
+    """Where per-sweep directories (journal, leaderboard) live."""
+    fresh: bool = False
+    """Start over: archive the journal and ignore recorded cells."""
+    progress: bool = True
+    """Live progress display."""
+
+
+@dataclass
+class RootConfig:
+    """`python sweep.py ...`: models x problems x attempts."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    models: list[str] = field(default_factory=list)
+    """Several models by name (`all` = every conf/model/*.yaml); overrides `model` when set."""
+    attempts: int = 1
+    """Independent attempts per (model, problem)."""
+    budget_usd: Optional[float] = None
+    """Stop new API calls once the sweep's spend reaches this."""
+    problems: ProblemsConfig = field(default_factory=ProblemsConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    mode: ModeConfig = field(default_factory=ModeConfig)
+    generation: GenerationConfig = field(default_factory=GenerationConfig)
+    sweep: SweepSection = field(default_factory=SweepSection)

@@ -1,0 +1,116 @@
+"""The problem contract every stage relies on.
+
+A problem is a directory `problems/<id>/` holding everything about it:
+
+    problem.yaml   metadata (see ProblemSpec's fields), sizes and tolerances
+    reference.py   `solution(*inputs)`: PyTorch + torch.distributed, PKB-compatible; this
+                   file is what models are shown
+    inputs.py      `make_inputs(rank, world_size, seed, size, device)` -> tuple of tensors
+                   (`size` is the dict under `sizes.<name>` in problem.yaml), and
+                   `roofline(world_size, size)` -> dict with the RooflineCounts fields
+    expert.py      optional: a hand-written symmetric-memory candidate (`model=expert`)
+
+Problems imported from an upstream PKB checkout satisfy the same `Problem` interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+CATEGORIES = (
+    "collective",
+    "tensor",
+    "sequence",
+    "context",
+    "pipeline",
+    "data",
+    "expert",
+    "fsdp_zero",
+    "vocab",
+    "graph",
+    "geometric_spatial",
+    "other",
+)
+
+SIZE_NAMES = ("small", "bench")
+
+
+@dataclass(frozen=True)
+class RooflineCounts:
+    """The least work one rank must do, for a world size and size."""
+
+    nvlink_bytes_per_rank: float
+    """Bytes the busiest rank must send or receive over NVLink (the larger of the two)."""
+    flops_per_rank: float
+    """Floating-point operations the busiest rank must do."""
+    hbm_bytes_per_rank: float
+    """Bytes the busiest rank must read plus write in its own HBM."""
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    """Metadata of one problem, validated at load time."""
+
+    id: str
+    title: str
+    category: str
+    origin: str
+    """Codebase the workload is drawn from (Megatron-LM, DeepSpeed, DeepEP, ...)."""
+    parallelism: str
+    """e.g. `tensor parallel (row)`, `expert parallel`, `ZeRO-3`."""
+    world_sizes: tuple[int, ...]
+    dtype: str
+    atol: float
+    rtol: float
+    sizes: dict[str, dict[str, Any]]
+    """`small` (CPU tests, seconds on 2 cores) and `bench` (GPU timing) parameters."""
+    description: str = ""
+    version: str = ""
+    """Hash of the problem's files: part of every cache key."""
+    directory: Path | None = None
+    source: str = "builtin"
+
+
+@dataclass
+class Problem:
+    """A loaded problem: its spec plus the callables stages need."""
+
+    spec: ProblemSpec
+    solution: Callable[..., Any]
+    """The reference `solution(*inputs)`."""
+    reference_source: str
+    make_inputs_fn: Callable[..., tuple]
+    roofline_fn: Callable[[int, dict[str, Any]], dict[str, float]] | None = None
+    expert_source: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def make_inputs(
+        self, rank: int, world_size: int, seed: int, size: str, device: str = "cpu"
+    ) -> tuple:
+        """Rank `rank`'s inputs for one trial; `size` names an entry of spec.sizes."""
+        return tuple(self.make_inputs_fn(rank, world_size, seed, self.spec.sizes[size], device))
+
+    def roofline(self, world_size: int, size: str) -> RooflineCounts | None:
+        if self.roofline_fn is None:
+            return None
+        return RooflineCounts(**self.roofline_fn(world_size, self.spec.sizes[size]))
+
+
+@dataclass(frozen=True)
+class ProblemError:
+    """A problem that failed to load; the others still load."""
+
+    problem: str
+    path: str
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f" (field `{self.field}`)" if self.field else ""
+        return f"problem {self.problem!r} at {self.path}{where}: {self.message}"

@@ -1,0 +1,205 @@
+"""Typed records that cross stage boundaries: cells, generations, evaluation results.
+
+Every stage returns one of these instead of raising, so a failure is data that the
+driver records (status + failure class + message), never an exception that stops a sweep.
+Records are plain dataclasses that round-trip through JSON for the journal and Ray.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class FailureClass(str, enum.Enum):
+    """Why a cell did not end correct. Evaluation classes first, then generation classes."""
+
+    # evaluation (issue 4)
+    PARSE_ERROR = "parse_error"
+    FORBIDDEN_API = "forbidden_api"
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    CUDA_FAULT = "cuda_fault"
+    TIMEOUT = "timeout"
+    INCORRECT = "incorrect"
+    NAN = "nan"
+    HARNESS_ERROR = "harness_error"
+    # generation (issue 5)
+    RATE_LIMITED = "rate_limited"
+    AUTH = "auth"
+    BAD_REQUEST = "bad_request"
+    GENERATION_TIMEOUT = "generation_timeout"
+    SERVER_ERROR = "server_error"
+    NO_CODE = "no_code"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    NO_CANDIDATE = "no_candidate"  # pseudo-model has nothing for this problem (no expert solution)
+
+    @property
+    def is_transient(self) -> bool:
+        """Transient failures are not recorded as done: a re-run retries the cell."""
+        return self in _TRANSIENT
+
+
+_TRANSIENT = {
+    FailureClass.RATE_LIMITED,
+    FailureClass.GENERATION_TIMEOUT,
+    FailureClass.SERVER_ERROR,
+    FailureClass.BUDGET_EXHAUSTED,
+    FailureClass.HARNESS_ERROR,
+}
+
+
+class CellStatus(str, enum.Enum):
+    CORRECT = "correct"
+    INCORRECT = "incorrect"  # ran, produced wrong/NaN output
+    FAILED = "failed"  # never produced a checked output (generation, parse, compile, crash, hang)
+
+
+@dataclass(frozen=True, order=True)
+class CellKey:
+    """One (model, problem, attempt, mode) point of the sweep grid."""
+
+    model: str
+    problem: str
+    attempt: int
+    mode: str = "zeroshot"
+
+    @property
+    def cell_id(self) -> str:
+        return f"{self.model}/{self.problem}/{self.attempt}/{self.mode}"
+
+
+@dataclass
+class Generation:
+    """What the generate stage produced for one cell (one turn in agent mode)."""
+
+    model: str
+    problem: str
+    attempt: int
+    prompt: str = ""
+    prompt_hash: str = ""
+    response: str | None = None
+    candidate_source: str | None = None
+    failure: FailureClass | None = None
+    message: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cached: bool = False  # served from kernels_cache, no API call made
+    turn: int = 1
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class EvalResult:
+    """What the evaluate stage measured for one candidate. Times in milliseconds."""
+
+    correct: bool = False
+    failure: FailureClass | None = None
+    message: str = ""
+    compiled: bool = False
+    candidate_ms: float | None = None
+    reference_ms: float | None = None
+    speedup: float | None = None
+    roofline_ms: float | None = None
+    roofline_fraction: float | None = None
+    world_size: int = 0
+    device: str = ""
+    size: str = ""
+    hardware_fingerprint: str = ""
+    harness_version: str = ""
+    trials: int = 0
+    flags: list[str] = field(default_factory=list)  # static anti-cheat findings
+    failing_rank: int | None = None
+    failing_trial: int | None = None
+    max_abs_error: float | None = None
+    build_log: str = ""
+    log: str = ""
+    node_seconds: float = 0.0
+    compile_seconds: float = 0.0
+
+
+@dataclass
+class CellResult:
+    """One recorded cell: the journal's unit and the MLflow child run's content."""
+
+    key: CellKey
+    status: CellStatus
+    generation: Generation
+    evaluation: EvalResult | None
+    failure: FailureClass | None = None
+    message: str = ""
+    world_size: int = 0
+    hardware_fingerprint: str = ""
+    harness_version: str = ""
+    recorded_at: float = 0.0
+    turns: list[dict[str, Any]] = field(default_factory=list)  # agent mode: per-turn summaries
+
+    @property
+    def speedup(self) -> float | None:
+        return self.evaluation.speedup if self.evaluation else None
+
+    def to_json(self) -> str:
+        return json.dumps(_to_plain(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CellResult:
+        ev = d.get("evaluation")
+        return cls(
+            key=CellKey(**d["key"]),
+            status=CellStatus(d["status"]),
+            generation=_from_plain(Generation, d["generation"]),
+            evaluation=_from_plain(EvalResult, ev) if ev is not None else None,
+            failure=FailureClass(d["failure"]) if d.get("failure") else None,
+            message=d.get("message", ""),
+            world_size=d.get("world_size", 0),
+            hardware_fingerprint=d.get("hardware_fingerprint", ""),
+            harness_version=d.get("harness_version", ""),
+            recorded_at=d.get("recorded_at", 0.0),
+            turns=d.get("turns", []),
+        )
+
+
+def status_of(evaluation: EvalResult) -> CellStatus:
+    if evaluation.correct:
+        return CellStatus.CORRECT
+    if evaluation.failure in (FailureClass.INCORRECT, FailureClass.NAN):
+        return CellStatus.INCORRECT
+    return CellStatus.FAILED
+
+
+def _to_plain(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, (list, tuple)):
+        return [_to_plain(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _to_plain(v) for k, v in obj.items()}
+    return obj
+
+
+def to_plain(obj: Any) -> Any:
+    """A dataclass record as JSON-ready builtins (enums become their values)."""
+    return _to_plain(obj)
+
+
+def _from_plain(cls: type, d: dict[str, Any]) -> Any:
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {k: v for k, v in d.items() if k in names}
+    if kwargs.get("failure"):
+        kwargs["failure"] = FailureClass(kwargs["failure"])
+    return cls(**kwargs)
+
+
+def from_plain(cls: type, d: dict[str, Any]) -> Any:
+    """Inverse of to_plain for Generation and EvalResult; unknown keys are ignored."""
+    return _from_plain(cls, d)

@@ -1,0 +1,29 @@
+"""`python sweep.py [overrides]`: run a models x problems x attempts sweep.
+
+Examples:
+    python sweep.py                                   # shipped expert solutions, every problem
+    python sweep.py model=opus47 attempts=3
+    python sweep.py models=all attempts=3 cluster.address=auto
+    python sweep.py model=reference problems=smoke eval.device=cpu attempts=2
+    python sweep.py --cfg job                         # print the composed config
+"""
+
+import sys
+
+import hydra
+from omegaconf import DictConfig
+
+from pkb_ray.config import register_configs
+
+register_configs()
+
+
+@hydra.main(config_path="conf", config_name="config", version_base="1.3")
+def main(cfg: DictConfig) -> int:
+    from pkb_ray.driver.run import run_sweep  # after Hydra parsed: --help/--cfg stay fast
+
+    return run_sweep(cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
