@@ -1,0 +1,55 @@
+"""Value checks that types cannot express, run before any work starts.
+
+Each error names the key, the bad value and the allowed values, the way a typo in a key
+already fails inside Hydra.
+"""
+
+from __future__ import annotations
+
+from pkb_ray.config.schema import RootConfig
+
+_CHOICES = {
+    "eval.device": ("auto", "cuda", "cpu"),
+    "eval.size": ("auto", "small", "bench"),
+    "mode.name": ("zeroshot", "agent"),
+    "cluster.evaluator_placement": ("auto", "gpu_node", "cpu"),
+}
+
+
+class ConfigError(ValueError):
+    """A config value is out of range; the message names the key."""
+
+
+def _get(cfg: RootConfig, dotted: str) -> object:
+    obj: object = cfg
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def validate(cfg: RootConfig) -> None:
+    errors = []
+    for key, allowed in _CHOICES.items():
+        value = _get(cfg, key)
+        if value not in allowed:
+            errors.append(f"{key}={value!r} is not one of {', '.join(allowed)}")
+    for key, minimum in (
+        ("attempts", 1),
+        ("eval.world_size", 1),
+        ("eval.trials", 1),
+        ("mode.turns", 1),
+        ("cluster.cpu_evaluators", 1),
+        ("cluster.max_inflight_generations", 1),
+        ("cluster.max_queued_builds", 1),
+    ):
+        value = _get(cfg, key)
+        if not isinstance(value, int) or value < minimum:
+            errors.append(f"{key}={value!r} must be an integer >= {minimum}")
+    if cfg.budget_usd is not None and cfg.budget_usd < 0:
+        errors.append(f"budget_usd={cfg.budget_usd!r} must be >= 0")
+    if not cfg.sweep.name or "/" in cfg.sweep.name:
+        errors.append(f"sweep.name={cfg.sweep.name!r} must be a non-empty name without '/'")
+    if cfg.mode.name == "zeroshot" and cfg.mode.turns != 1:
+        errors.append("mode.turns applies to mode=agent only (zeroshot makes one turn)")
+    if errors:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(errors))

@@ -1,0 +1,67 @@
+"""Turning a finished CellState into the CellResult the journal and MLflow record."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pkb_ray.driver.pipeline import CellState
+from pkb_ray.records import CellResult, CellStatus, EvalResult, status_of
+
+
+def best_turn(outcomes: list[EvalResult | None]) -> int:
+    """Index of the best correct turn (fastest; earliest on ties), else of the last turn,
+    which tells what went wrong."""
+    correct = [i for i, ev in enumerate(outcomes) if ev is not None and ev.correct]
+    if not correct:
+        return len(outcomes) - 1
+    return max(correct, key=lambda i: (outcomes[i].speedup or 0.0, -i))
+
+
+def turn_summaries(state: CellState, outcomes: list[EvalResult | None]) -> list[dict]:
+    rows = []
+    for i, (turn, ev) in enumerate(zip(state.turns, outcomes), 1):
+        failure = ev.failure if ev is not None else turn.generation.failure
+        rows.append(
+            {
+                "turn": i,
+                "failure": failure.value if failure else None,
+                "correct": float(bool(ev and ev.correct)),
+                "speedup": ev.speedup if ev else None,
+                "roofline_fraction": ev.roofline_fraction if ev else None,
+                "cost_usd": turn.generation.cost_usd,
+                "cached": turn.generation.cached,
+                "message": (ev.message if ev else turn.generation.message)[:500],
+            }
+        )
+    return rows
+
+
+def finalize(state: CellState) -> CellResult:
+    outcomes = [t.outcome() for t in state.turns]
+    best = best_turn(outcomes)
+    gens = [t.generation for t in state.turns]
+    # The cell's cost and tokens are those of every turn, its result that of the best one.
+    gen = dataclasses.replace(
+        gens[best],
+        cost_usd=sum(g.cost_usd for g in gens),
+        latency_s=sum(g.latency_s for g in gens),
+        prompt_tokens=sum(g.prompt_tokens for g in gens),
+        completion_tokens=sum(g.completion_tokens for g in gens),
+    )
+    evaluation = outcomes[best]
+    if evaluation is None:
+        status, failure, message = CellStatus.FAILED, gen.failure, gen.message
+    else:
+        status, failure, message = status_of(evaluation), evaluation.failure, evaluation.message
+    return CellResult(
+        key=state.key,
+        status=status,
+        generation=gen,
+        evaluation=evaluation,
+        failure=failure,
+        message=message,
+        world_size=evaluation.world_size if evaluation else 0,
+        hardware_fingerprint=evaluation.hardware_fingerprint if evaluation else "",
+        harness_version=evaluation.harness_version if evaluation else "",
+        turns=turn_summaries(state, outcomes) if len(state.turns) > 1 else [],
+    )

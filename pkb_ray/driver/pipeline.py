@@ -1,0 +1,284 @@
+"""The sweep pipeline: generate -> build -> evaluate -> record, overlapped on Ray.
+
+All in-flight work is a set of Ray object refs that one `ray.wait` loop drains, so later
+cells generate while earlier ones build and evaluate, and an evaluator is handed the next
+built candidate the moment it frees up. Work in flight is bounded at each stage:
+generations by `max_inflight_generations`, and built candidates waiting for an evaluator
+by `max_queued_builds` (when that queue is full no new generation starts, so a slow GPU
+pool does not pile up candidates or spend API money far ahead of evaluation).
+
+An evaluator that dies (node removed, actor crash) costs nothing recorded: its cell goes
+back to the front of the evaluation queue and the evaluator leaves the pool.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from pkb_ray.records import CellKey, EvalResult, FailureClass, Generation
+
+log = logging.getLogger(__name__)
+
+MAX_EVALUATOR_LOSSES_PER_CELL = 3
+"""A candidate that takes down this many evaluators is recorded as a runtime error."""
+
+
+@dataclass
+class BuildOutcome:
+    """What the build stage returns (a compile failure ends the cell without evaluation)."""
+
+    ok: bool
+    failure: FailureClass | None = None
+    message: str = ""
+    log: str = ""
+    seconds: float = 0.0
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Turn:
+    """One generate -> build -> evaluate round of a cell."""
+
+    generation: Generation
+    build: BuildOutcome | None = None
+    evaluation: EvalResult | None = None
+
+    def outcome(self) -> EvalResult | None:
+        """The turn's result as an EvalResult; a build failure becomes one (not compiled)."""
+        if self.build is not None and not self.build.ok:
+            return EvalResult(
+                failure=self.build.failure,
+                message=self.build.message,
+                build_log=self.build.log,
+                compile_seconds=self.build.seconds,
+                flags=list(self.build.flags),
+            )
+        if self.evaluation is None or self.build is None:
+            return self.evaluation
+        return dataclasses.replace(
+            self.evaluation,
+            build_log=self.build.log or self.evaluation.build_log,
+            compile_seconds=self.build.seconds or self.evaluation.compile_seconds,
+            flags=sorted(set(self.evaluation.flags) | set(self.build.flags)),
+        )
+
+
+@dataclass
+class CellState:
+    """One cell moving through the pipeline; agent mode adds turns to the same state."""
+
+    key: CellKey
+    turns: list[Turn] = field(default_factory=list)
+    evaluator_losses: int = 0
+    started_at: float = field(default_factory=time.time)
+
+    @property
+    def turn(self) -> int:
+        """The number of the turn being generated or last generated (1-based)."""
+        return max(1, len(self.turns))
+
+    @property
+    def current(self) -> Turn:
+        return self.turns[-1]
+
+
+class Stages(Protocol):
+    """The stage implementations the pipeline drives; each returns a Ray object ref."""
+
+    def generate(self, state: CellState) -> Any: ...
+
+    def build(self, state: CellState) -> Any | None:
+        """A ref to a BuildOutcome, or None when this device needs no build stage."""
+
+    def evaluate(self, evaluator: Any, state: CellState) -> Any: ...
+
+    def ping(self, evaluator: Any) -> Any:
+        """A cheap call that succeeds once a restarted evaluator is back."""
+
+    def continue_cell(self, state: CellState) -> bool:
+        """After a turn ends: True to generate another turn (agent mode)."""
+
+    def may_generate(self, state: CellState) -> str | None:
+        """None if a new API call may start, else why not (e.g. the budget is spent)."""
+
+
+@dataclass
+class PipelineCounts:
+    recorded: int = 0
+    deferred: int = 0
+    deferred_reasons: collections.Counter = field(default_factory=collections.Counter)
+
+
+class Pipeline:
+    def __init__(
+        self,
+        cells: list[CellKey],
+        stages: Stages,
+        evaluators: list[Any],
+        record: Callable[[CellState], None],
+        defer: Callable[[CellState, str], None],
+        max_inflight_generations: int = 64,
+        max_queued_builds: int = 16,
+        replace_evaluators: Callable[[], list[Any]] | None = None,
+        tick: Callable[[], None] | None = None,
+    ) -> None:
+        self.todo = collections.deque(CellState(k) for k in cells)
+        self.stages = stages
+        self.free = collections.deque(evaluators)
+        self.record = record
+        self.defer = defer
+        self.max_gen = max(1, max_inflight_generations)
+        self.max_ready = max(1, max_queued_builds)
+        self.replace_evaluators = replace_evaluators
+        self.tick = tick or (lambda: None)
+        self.ready: collections.deque[CellState] = collections.deque()
+        self.inflight: dict[Any, tuple[str, CellState, Any]] = {}
+        self.regenerate: collections.deque[CellState] = collections.deque()
+        self.counts = PipelineCounts()
+        self.stopped_reason: str | None = None
+
+    # -- bookkeeping ---------------------------------------------------------------
+    def _n(self, stage: str) -> int:
+        return sum(1 for s, _, _ in self.inflight.values() if s == stage)
+
+    def _finish(self, state: CellState) -> None:
+        self.record(state)
+        self.counts.recorded += 1
+
+    def _defer(self, state: CellState, reason: str) -> None:
+        self.defer(state, reason)
+        self.counts.deferred += 1
+        self.counts.deferred_reasons[reason.split(":")[0]] += 1
+
+    # -- submission ----------------------------------------------------------------
+    def _fill(self) -> None:
+        # Evaluations first: a free evaluator is the most expensive thing to leave idle.
+        while self.free and self.ready:
+            evaluator = self.free.popleft()
+            state = self.ready.popleft()
+            self.inflight[self.stages.evaluate(evaluator, state)] = ("eval", state, evaluator)
+        # New generations, only while the queue of built candidates has room.
+        while (
+            (self.regenerate or self.todo)
+            and self._n("gen") < self.max_gen
+            and len(self.ready) + self._n("build") < self.max_ready
+        ):
+            state = self.regenerate.popleft() if self.regenerate else self.todo.popleft()
+            why_not = self.stages.may_generate(state)
+            if why_not:
+                self._defer(state, why_not)
+                continue
+            self.inflight[self.stages.generate(state)] = ("gen", state, None)
+
+    # -- completion ----------------------------------------------------------------
+    def _on_generated(self, state: CellState, gen: Generation) -> None:
+        state.turns.append(Turn(gen))
+        if gen.failure is not None:
+            if gen.failure.is_transient:
+                self._defer(state, f"{gen.failure.value}: {gen.message}")
+            else:
+                self._finish(state)
+            return
+        ref = self.stages.build(state)
+        if ref is None:
+            self.ready.append(state)
+        else:
+            self.inflight[ref] = ("build", state, None)
+
+    def _on_built(self, state: CellState, outcome: BuildOutcome) -> None:
+        state.current.build = outcome
+        if outcome.ok:
+            self.ready.append(state)
+        else:
+            self._after_turn(state)
+
+    def _on_evaluated(self, state: CellState, result: EvalResult) -> None:
+        state.current.evaluation = result
+        self._after_turn(state)
+
+    def _after_turn(self, state: CellState) -> None:
+        if self.stages.continue_cell(state):
+            self.regenerate.append(state)
+        else:
+            self._finish(state)
+
+    def _on_evaluator_lost(self, state: CellState, evaluator: Any, exc: BaseException) -> None:
+        state.evaluator_losses += 1
+        log.warning("evaluator lost while evaluating %s: %s", state.key.cell_id, exc)
+        if state.evaluator_losses >= MAX_EVALUATOR_LOSSES_PER_CELL:
+            state.current.evaluation = EvalResult(
+                failure=FailureClass.RUNTIME_ERROR,
+                message=f"the evaluator died {state.evaluator_losses} times on this candidate",
+                log=repr(exc),
+            )
+            self._after_turn(state)
+        else:
+            self.ready.appendleft(state)
+        # A restartable actor comes back (max_restarts); a dead one (its node is gone)
+        # fails the ping and leaves the pool.
+        self.inflight[self.stages.ping(evaluator)] = ("ping", state, evaluator)
+
+    def _on_ping_failed(self) -> None:
+        live = any(s in ("eval", "ping") for s, _, _ in self.inflight.values())
+        if not self.free and not live and self.replace_evaluators:
+            self.free.extend(self.replace_evaluators())
+
+    # -- main loop -----------------------------------------------------------------
+    def done(self) -> bool:
+        return not (self.todo or self.ready or self.inflight or self.regenerate)
+
+    def run(self) -> PipelineCounts:
+        import ray
+        from ray.exceptions import RayActorError, RayError
+
+        self._fill()
+        while not self.done():
+            if not self.inflight:
+                if self.ready and not self.free:
+                    self.stopped_reason = "no evaluator is alive and none could be started"
+                    for state in list(self.ready):
+                        self._defer(state, f"no_evaluator: {self.stopped_reason}")
+                    self.ready.clear()
+                    continue
+                self._fill()
+                if not self.inflight and not self.ready:
+                    continue  # everything left was deferred by _fill
+            done_refs, _ = ray.wait(list(self.inflight), num_returns=1, timeout=1.0)
+            for ref in done_refs:
+                stage, state, evaluator = self.inflight.pop(ref)
+                try:
+                    value = ray.get(ref)
+                except RayActorError as exc:
+                    if stage == "ping":
+                        self._on_ping_failed()
+                        continue
+                    if stage == "eval":
+                        self._on_evaluator_lost(state, evaluator, exc)
+                        continue
+                    self._defer(state, f"harness_error: {stage} actor died: {exc}")
+                    continue
+                except RayError as exc:
+                    if stage == "ping":
+                        self._on_ping_failed()
+                        continue
+                    self._defer(state, f"harness_error: {stage} task failed: {exc}")
+                    if stage == "eval":
+                        self.free.append(evaluator)
+                    continue
+                if stage == "ping":
+                    self.free.append(evaluator)
+                elif stage == "gen":
+                    self._on_generated(state, value)
+                elif stage == "build":
+                    self._on_built(state, value)
+                else:
+                    self.free.append(evaluator)
+                    self._on_evaluated(state, value)
+            self._fill()
+            self.tick()
+        return self.counts

@@ -1,0 +1,151 @@
+"""The stage implementations the pipeline drives on Ray.
+
+Generation runs in one async actor per model, pinned to the driver's node: its API key
+stays on that machine and kernels_cache is written where the driver reads it. Builds are
+CPU tasks, ahead of the GPU queue. Evaluation goes to whole-node evaluator actors.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from pkb_ray.config.schema import ModelConfig, RootConfig
+from pkb_ray.driver.pipeline import BuildOutcome, CellState
+from pkb_ray.engine.request import EvalRequest
+
+PSEUDO_PROVIDER = "pseudo"
+
+
+def _prebuild_task(source: str, arch_list: str, cache_dir: str) -> BuildOutcome:
+    from pkb_ray.engine.prebuild import prebuild
+
+    result = prebuild(source, arch_list, cache_dir)
+    return BuildOutcome(
+        ok=result.ok,
+        failure=result.failure,
+        message=result.message,
+        log=result.log,
+        seconds=result.seconds,
+        flags=list(result.flags),
+    )
+
+
+@dataclass
+class Budget:
+    """Per-sweep spend cap: once reached, no new API call starts (cached ones still may)."""
+
+    limit_usd: float | None
+    spent_usd: float = 0.0
+
+    def exhausted(self) -> bool:
+        return self.limit_usd is not None and self.spent_usd >= self.limit_usd
+
+
+class RayStages:
+    def __init__(
+        self,
+        cfg: RootConfig,
+        models: dict[str, ModelConfig],
+        device: str,
+        size: str,
+        budget: Budget,
+    ) -> None:
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from pkb_ray.generation.service import GenerationService
+
+        self.cfg = cfg
+        self.models = models
+        self.device = device
+        self.size = size
+        self.budget = budget
+        here = ray.get_runtime_context().get_node_id()
+        self.gen_actors = {}
+        for name, model in models.items():
+            env = {}
+            if model.api_key_env and model.api_key_env in os.environ:
+                # Workers of a joined cluster did not inherit this shell's environment.
+                env[model.api_key_env] = os.environ[model.api_key_env]
+            self.gen_actors[name] = (
+                ray.remote(GenerationService)
+                .options(
+                    num_cpus=0,
+                    max_concurrency=max(64, model.max_concurrency * 2),
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
+                    runtime_env={"env_vars": env} if env else None,
+                )
+                .remote(
+                    model,
+                    cfg.problems.source,
+                    os.path.abspath(cfg.generation.cache_dir),
+                    cfg.generation.replay_only,
+                )
+            )
+        self._build = (
+            ray.remote(num_cpus=1, max_retries=1)(_prebuild_task) if device == "cuda" else None
+        )
+
+    # -- Stages protocol -------------------------------------------------------------
+    def generate(self, state: CellState) -> Any:
+        history = self.history(state)
+        return self.gen_actors[state.key.model].generate.remote(
+            state.key.problem,
+            state.key.attempt,
+            turn=len(state.turns) + 1,
+            history=history,
+        )
+
+    def history(self, state: CellState) -> list[dict] | None:
+        """Agent mode supplies the conversation so far; zero-shot has none."""
+        return None
+
+    def build(self, state: CellState) -> Any | None:
+        if self._build is None:
+            return None
+        return self._build.remote(
+            state.current.generation.candidate_source,
+            self.cfg.eval.torch_cuda_arch_list,
+            self.cfg.eval.cache_dir,
+        )
+
+    def eval_request(self, state: CellState) -> EvalRequest:
+        ev = self.cfg.eval
+        is_reference = state.key.model == "reference"
+        return EvalRequest(
+            problem_id=state.key.problem,
+            problems_source=self.cfg.problems.source,
+            candidate_source=state.current.generation.candidate_source or "",
+            world_size=ev.world_size,
+            device=self.device,
+            size=self.size,
+            trials=ev.trials,
+            # The reference uses collectives by definition: its self-check runs unguarded.
+            guard=ev.guard and not is_reference,
+            time_candidate=ev.time_candidates,
+            timing=ev.timing,
+            timeouts=ev.timeouts,
+            cache_dir=ev.cache_dir,
+            torch_cuda_arch_list=ev.torch_cuda_arch_list,
+            cell_id=state.key.cell_id,
+        )
+
+    def evaluate(self, evaluator: Any, state: CellState) -> Any:
+        return evaluator.evaluate.remote(self.eval_request(state))
+
+    def ping(self, evaluator: Any) -> Any:
+        return evaluator.fingerprint.remote()
+
+    def continue_cell(self, state: CellState) -> bool:
+        return False
+
+    def may_generate(self, state: CellState) -> str | None:
+        model = self.models[state.key.model]
+        if model.provider != PSEUDO_PROVIDER and self.budget.exhausted():
+            return (
+                f"budget_exhausted: the sweep's spend ${self.budget.spent_usd:.2f} reached "
+                f"budget_usd={self.budget.limit_usd}; no new API calls"
+            )
+        return None

@@ -1,0 +1,107 @@
+"""The leaderboard: printed (rich), written as Markdown and CSV, plus a fast_p curve plot."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from pkb_ray.records import CellResult
+from pkb_ray.report.metrics import ModelSummary, fast_p_at_k, group_cells, summarize
+
+
+@dataclass
+class Report:
+    summaries: list[ModelSummary]
+    markdown_path: Path
+    csv_path: Path
+    plot_path: Path | None
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _columns(summaries: list[ModelSummary]) -> list[str]:
+    cols: list[str] = []
+    for s in summaries:
+        for c in s.as_row():
+            if c not in cols:
+                cols.append(c)
+    return cols
+
+
+def to_markdown(summaries: list[ModelSummary]) -> str:
+    cols = _columns(summaries)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for s in summaries:
+        row = s.as_row()
+        lines.append("| " + " | ".join(_fmt(row.get(c)) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(summaries: list[ModelSummary], path: Path) -> None:
+    cols = _columns(summaries)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=cols)
+        writer.writeheader()
+        for s in summaries:
+            writer.writerow(s.as_row())
+
+
+def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
+    """fast_p@k against p, one line per (model, mode)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # headless: never needs a display
+    import matplotlib.pyplot as plt
+
+    grouped = group_cells(results)
+    if not grouped:
+        return None
+    thresholds = [i / 20 for i in range(0, 81)]  # p from 0 to 4 in steps of 0.05
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for (model, mode), per_problem in sorted(grouped.items()):
+        k = max(len(c) for c in per_problem.values())
+        ys = [fast_p_at_k(per_problem, p, k) for p in thresholds]
+        ax.plot(thresholds, ys, label=f"{model} ({mode}, k={k})")
+    ax.set_xlabel("speedup threshold p (reference time / candidate time)")
+    ax.set_ylabel("fast_p@k (fraction of problems)")
+    ax.set_ylim(0, 1.02)
+    ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("fast_p: correct and faster than the reference by more than p")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def build_report(results: list[CellResult], out_dir: Path) -> Report:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summaries = summarize(results)
+    md = out_dir / "leaderboard.md"
+    md.write_text(to_markdown(summaries), encoding="utf-8")
+    csv_path = out_dir / "leaderboard.csv"
+    write_csv(summaries, csv_path)
+    plot = plot_fast_p(results, out_dir / "fast_p.png")
+    return Report(summaries, md, csv_path, plot)
+
+
+def print_leaderboard(summaries: list[ModelSummary], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    cols = _columns(summaries)
+    table = Table(title=title)
+    for c in cols:
+        table.add_column(c, justify="left" if c in ("model", "mode") else "right")
+    for s in summaries:
+        row = s.as_row()
+        table.add_row(*[_fmt(row.get(c)) for c in cols])
+    Console().print(table)

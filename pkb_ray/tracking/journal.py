@@ -1,0 +1,87 @@
+"""The sweep journal: an append-only, fsync'd JSON-lines file, the source of truth for
+which cells are done.
+
+One line per recorded cell. A SIGKILL can tear at most the line being written; opening
+the journal cuts such a torn tail, so a re-run neither loses a complete line nor parses
+half of one. MLflow is reconciled from this file, never the other way round.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from pkb_ray.records import CellResult
+
+
+class Journal:
+    def __init__(self, path: Path, fresh: bool = False) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if fresh and self.path.exists():
+            archived = self.path.with_name(f"{self.path.stem}.{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+            os.replace(self.path, archived)
+        self._records: dict[str, CellResult] = {}
+        self._load()
+        self._fh = open(self.path, "a", encoding="utf-8")
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        complete = data[: data.rfind(b"\n") + 1]
+        if len(complete) != len(data):
+            # A torn final line from a killed writer: drop it so the next append starts clean.
+            with open(self.path, "r+b") as fh:
+                fh.truncate(len(complete))
+                fh.flush()
+                os.fsync(fh.fileno())
+        for lineno, line in enumerate(complete.decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = CellResult.from_dict(json.loads(line))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{self.path}:{lineno}: unreadable journal line: {exc}") from exc
+            self._records.setdefault(record.key.cell_id, record)
+
+    def append(self, result: CellResult) -> bool:
+        """Record a cell durably. Returns False (and writes nothing) if it was already recorded."""
+        cell_id = result.key.cell_id
+        if cell_id in self._records:
+            return False
+        if not result.recorded_at:
+            result.recorded_at = time.time()
+        self._fh.write(result.to_json() + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._records[cell_id] = result
+        return True
+
+    def done_ids(self) -> set[str]:
+        return set(self._records)
+
+    def records(self) -> list[CellResult]:
+        return list(self._records.values())
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def read_journal(path: Path) -> list[CellResult]:
+    """Records of a journal without opening it for writing (for `pkb report`)."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"no journal at {path}")
+    records: dict[str, CellResult] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            record = CellResult.from_dict(json.loads(line))
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn tail from a killed writer
+        records.setdefault(record.key.cell_id, record)
+    return list(records.values())

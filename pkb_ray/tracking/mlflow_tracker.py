@@ -1,0 +1,246 @@
+"""MLflow tracking: one experiment per sweep name, one parent run per invocation, one child
+run per cell.
+
+The driver is the only writer. Child runs are written by one background thread so the
+pipeline never waits on SQLite (about 39 ms per child run with five text artifacts,
+measured on a 2-core CPU machine). The journal is written first; on start-up the tracker
+reconciles MLflow with the journal, so a kill at any moment leaves each cell in MLflow
+exactly once after the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from pkb_ray.records import CellResult
+from pkb_ray.tracking.redact import redact, secret_values
+
+log = logging.getLogger(__name__)
+
+KIND_TAG = "pkb.kind"
+CELL_TAG = "pkb.cell_id"
+COMPLETE_TAG = "pkb.complete"
+PARENT_TAG = "mlflow.parentRunId"
+
+_STOP = object()
+
+
+def cell_params(result: CellResult) -> dict[str, str]:
+    ev = result.evaluation
+    gen = result.generation
+    return {
+        "model": result.key.model,
+        "problem": result.key.problem,
+        "attempt": str(result.key.attempt),
+        "mode": result.key.mode,
+        "world_size": str(result.world_size),
+        "hardware_fingerprint": result.hardware_fingerprint or "",
+        "harness_version": result.harness_version or "",
+        "device": ev.device if ev else "",
+        "size": ev.size if ev else "",
+        "prompt_hash": gen.prompt_hash,
+    }
+
+
+def cell_metrics(result: CellResult) -> dict[str, float]:
+    ev = result.evaluation
+    gen = result.generation
+    values: dict[str, Any] = {
+        "compiled": float(bool(ev and ev.compiled)),
+        "correct": float(bool(ev and ev.correct)),
+        "speedup": ev.speedup if ev else None,
+        "candidate_ms": ev.candidate_ms if ev else None,
+        "reference_ms": ev.reference_ms if ev else None,
+        "roofline_fraction": ev.roofline_fraction if ev else None,
+        "tokens": float(gen.tokens),
+        "cost_usd": gen.cost_usd,
+        "latency_s": gen.latency_s,
+        "node_seconds": ev.node_seconds if ev else None,
+    }
+    return {k: float(v) for k, v in values.items() if v is not None and math.isfinite(float(v))}
+
+
+def cell_artifacts(result: CellResult) -> dict[str, str]:
+    ev = result.evaluation
+    gen = result.generation
+    files = {
+        "prompt.txt": gen.prompt,
+        "response.txt": gen.response or "",
+        "candidate.py": gen.candidate_source or "",
+        "build_log.txt": ev.build_log if ev else "",
+        "eval_log.txt": ev.log if ev else "",
+    }
+    if result.turns:
+        import json
+
+        files["turns.json"] = json.dumps(result.turns, indent=1)
+    return files
+
+
+class MlflowTracker:
+    def __init__(self, uri: str, experiment: str, artifact_root: Path, run_params: dict[str, str]):
+        from mlflow.tracking import MlflowClient
+
+        self.client = MlflowClient(tracking_uri=uri)
+        self.uri = uri
+        exp = self.client.get_experiment_by_name(experiment)
+        if exp is None:
+            artifact_root = Path(artifact_root).resolve() / experiment
+            self.experiment_id = self.client.create_experiment(
+                experiment, artifact_location=artifact_root.as_uri()
+            )
+        else:
+            if exp.lifecycle_stage == "deleted":
+                self.client.restore_experiment(exp.experiment_id)
+            self.experiment_id = exp.experiment_id
+        self._close_stale_parents()
+        self.parent_id = self.client.create_run(
+            self.experiment_id,
+            run_name=f"sweep {time.strftime('%Y-%m-%d %H:%M:%S')}",
+            tags={KIND_TAG: "sweep"},
+        ).info.run_id
+        self._secrets = secret_values()
+        self.client.log_batch(self.parent_id, params=_params(run_params, self._secrets))
+        self._queue: queue.Queue = queue.Queue()
+        self._errors: list[str] = []
+        self._thread = threading.Thread(target=self._writer, name="mlflow-writer", daemon=True)
+        self._thread.start()
+
+    # -- reconciliation ------------------------------------------------------------
+    def _close_stale_parents(self) -> None:
+        """A parent left RUNNING belongs to a driver that was killed."""
+        for run in self._search(f"tags.`{KIND_TAG}` = 'sweep' and attributes.status = 'RUNNING'"):
+            self.client.set_terminated(run.info.run_id, status="KILLED")
+
+    def _search(self, filter_string: str) -> Iterable[Any]:
+        token = None
+        while True:
+            page = self.client.search_runs(
+                [self.experiment_id], filter_string, max_results=5000, page_token=token
+            )
+            yield from page
+            token = page.token
+            if not token:
+                return
+
+    def reconcile(self, records: list[CellResult], fresh: bool = False) -> int:
+        """Make MLflow hold exactly one complete child run per journal record.
+
+        Returns how many cells were (re)logged. Runs for cells the journal does not hold
+        (a previous `sweep.fresh=true` generation) are soft-deleted: restorable, not lost.
+        """
+        wanted = {r.key.cell_id: r for r in records}
+        complete: dict[str, str] = {}
+        for run in self._search(f"tags.`{KIND_TAG}` = 'cell'"):
+            cell_id = run.data.tags.get(CELL_TAG, "")
+            is_complete = run.data.tags.get(COMPLETE_TAG) == "true"
+            if fresh or cell_id not in wanted or not is_complete or cell_id in complete:
+                self.client.delete_run(run.info.run_id)
+            else:
+                complete[cell_id] = run.info.run_id
+        missing = [r for cid, r in wanted.items() if cid not in complete]
+        for record in missing:
+            self.log_cell(record)
+        return len(missing)
+
+    # -- child runs ------------------------------------------------------------------
+    def log_cell(self, result: CellResult) -> None:
+        """Queue one cell for the writer thread (returns at once)."""
+        self._queue.put(result)
+
+    def _writer(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is _STOP:
+                    return
+                self._write_cell(item)
+            except Exception as exc:  # keep writing other cells; the journal has this one
+                msg = f"MLflow write failed for {getattr(item, 'key', item)}: {exc!r}"
+                log.error(msg)
+                self._errors.append(msg)
+            finally:
+                self._queue.task_done()
+
+    def _write_cell(self, result: CellResult) -> None:
+        from mlflow.entities import Metric, RunTag
+
+        tags = {
+            KIND_TAG: "cell",
+            CELL_TAG: result.key.cell_id,
+            PARENT_TAG: self.parent_id,
+            "mlflow.runName": result.key.cell_id,
+            "status": result.status.value,
+            "failure_class": result.failure.value if result.failure else "none",
+        }
+        run = self.client.create_run(self.experiment_id, tags=tags)
+        run_id = run.info.run_id
+        ts = int(time.time() * 1000)
+        metrics = [Metric(k, v, ts, 0) for k, v in cell_metrics(result).items()]
+        for turn in result.turns:
+            for key in ("correct", "speedup", "cost_usd"):
+                if turn.get(key) is not None:
+                    metrics.append(Metric(f"turn_{key}", float(turn[key]), ts, int(turn["turn"])))
+        self.client.log_batch(
+            run_id,
+            metrics=metrics,
+            params=_params(cell_params(result), self._secrets),
+            tags=[RunTag("failure_message", redact(result.message[:4000], self._secrets))],
+        )
+        # The artifact store is local for a file:// location: write the files straight into
+        # the run's artifact directory (log_text would copy each through a temp file).
+        art = _local_path(run.info.artifact_uri)
+        for name, text in cell_artifacts(result).items():
+            if not text:
+                continue
+            text = redact(text, self._secrets)
+            if art is not None:
+                art.mkdir(parents=True, exist_ok=True)
+                (art / name).write_text(text, encoding="utf-8")
+            else:
+                self.client.log_text(run_id, text, name)
+        self.client.set_tag(run_id, COMPLETE_TAG, "true")
+        self.client.set_terminated(run_id, status="FINISHED")
+
+    def flush(self) -> None:
+        self._queue.join()
+
+    # -- sweep summary -----------------------------------------------------------
+    def log_summary(self, metrics: dict[str, float], files: list[Path]) -> None:
+        from mlflow.entities import Metric
+
+        ts = int(time.time() * 1000)
+        batch = [Metric(k, v, ts, 0) for k, v in metrics.items() if v is not None and math.isfinite(v)]
+        for i in range(0, len(batch), 1000):  # MLflow caps a batch at 1000 metrics
+            self.client.log_batch(self.parent_id, metrics=batch[i : i + 1000])
+        for path in files:
+            self.client.log_artifact(self.parent_id, str(path))
+
+    def close(self, status: str = "FINISHED") -> list[str]:
+        """Drain the writer, end the parent run; returns write errors (already logged)."""
+        self._queue.put(_STOP)
+        self._thread.join()
+        self.client.set_terminated(self.parent_id, status=status)
+        return list(self._errors)
+
+
+def _params(values: dict[str, str], secrets: list[str]) -> list[Any]:
+    from mlflow.entities import Param
+
+    return [Param(k, redact(str(v), secrets)[:6000]) for k, v in values.items()]
+
+
+def _local_path(uri: str) -> Path | None:
+    if uri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(uri).path))
+    if uri.startswith("/"):
+        return Path(uri)
+    return None
