@@ -1,0 +1,235 @@
+"""Load and validate problems: builtin (this repo's problems/), a directory, or a PKB checkout.
+
+Every problem loads on its own: a malformed one becomes a ProblemError naming its file and
+field, and the others still load (a sweep over 32 problems must not die on one typo).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib.util
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+import pkb_ray
+from pkb_ray.problems.spec import CATEGORIES, SIZE_NAMES, Problem, ProblemError, ProblemSpec
+
+PROBLEM_FILES = ("problem.yaml", "reference.py", "inputs.py")
+"""The files whose bytes make a problem's version (expert.py is a candidate, not the problem)."""
+
+PKB_PREFIX = "pkb:"
+
+# torch dtype names a problem may declare; checked here so a typo fails at load, not on a GPU.
+DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32")
+
+_REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "id": str,
+    "title": str,
+    "category": str,
+    "origin": str,
+    "parallelism": str,
+    "world_sizes": list,
+    "dtype": str,
+    "atol": (int, float),
+    "rtol": (int, float),
+    "sizes": dict,
+    "description": str,
+}
+
+
+class ProblemLoadError(Exception):
+    """Raised by load_problem; `.error` is the structured ProblemError."""
+
+    def __init__(self, error: ProblemError):
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class ProblemSet:
+    """What load_problems returns: the problems that loaded and the errors of those that did not."""
+
+    problems: dict[str, Problem] = field(default_factory=dict)
+    """id -> Problem, in a stable order (directory name order for builtin/directory sources)."""
+    errors: list[ProblemError] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+
+def builtin_dir() -> Path:
+    """The repo's problems/ directory (next to the pkb_ray package)."""
+    return Path(pkb_ray.__file__).resolve().parents[1] / "problems"
+
+
+def load_problems(source: str = "builtin", ids: list[str] | tuple[str, ...] | None = None) -> ProblemSet:
+    """Load every problem of `source` (or only `ids`); never raises for one bad problem."""
+    if source.startswith(PKB_PREFIX):
+        from pkb_ray.problems.pkb_import import load_pkb_problems
+
+        return load_pkb_problems(source[len(PKB_PREFIX):], ids)
+    root = builtin_dir() if source == "builtin" else Path(source).expanduser()
+    result = ProblemSet()
+    if not root.is_dir():
+        result.errors.append(ProblemError("*", str(root), None, f"problems source {source!r} is not a directory"))
+        return result
+    dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and (p / "problem.yaml").exists()}
+    wanted = list(dirs) if not ids else list(ids)
+    for pid in wanted:
+        if pid not in dirs:
+            result.errors.append(unknown_id_error(pid, list(dirs), str(root)))
+            continue
+        try:
+            problem = load_problem_dir(dirs[pid], source=source)
+        except ProblemLoadError as exc:
+            result.errors.append(exc.error)
+            continue
+        result.problems[problem.id] = problem
+    return result
+
+
+def load_problem(source: str, problem_id: str) -> Problem:
+    """One problem by id; raises ProblemLoadError (carrying a ProblemError) if it cannot load."""
+    loaded = load_problems(source, [problem_id])
+    if problem_id in loaded.problems:
+        return loaded.problems[problem_id]
+    raise ProblemLoadError(loaded.errors[0] if loaded.errors else
+                           ProblemError(problem_id, source, None, "not found"))
+
+
+def unknown_id_error(pid: str, known: list[str], where: str) -> ProblemError:
+    close = difflib.get_close_matches(pid, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; {len(known)} problems exist there"
+    return ProblemError(pid, where, "id", f"unknown problem id {pid!r}{hint}")
+
+
+def files_version(paths: list[Path]) -> str:
+    """sha256 over (name, bytes) of each file, first 16 hex chars: part of every cache key."""
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.name.encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def import_file(path: Path, module_name: str) -> ModuleType:
+    """Import one .py file as a fresh module (not cached in sys.modules under a clashing name)."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses/pickling inside the module need it
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
+def load_problem_dir(directory: Path, source: str = "builtin") -> Problem:
+    """Load and validate one problem directory; raises ProblemLoadError naming file and field."""
+    pid = directory.name
+    yaml_path = directory / "problem.yaml"
+
+    def fail(path: Path, fld: str | None, msg: str) -> ProblemLoadError:
+        return ProblemLoadError(ProblemError(pid, str(path), fld, msg))
+
+    try:
+        meta = yaml.safe_load(yaml_path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise fail(yaml_path, None, f"cannot read YAML: {exc}") from None
+    if not isinstance(meta, dict):
+        raise fail(yaml_path, None, "expected a mapping at the top level")
+    spec_kwargs = validate_meta(meta, pid, lambda fld, msg: fail(yaml_path, fld, msg))
+
+    for name in ("reference.py", "inputs.py"):
+        if not (directory / name).is_file():
+            raise fail(directory / name, None, f"missing {name}")
+    modules: dict[str, ModuleType] = {}
+    for name in ("reference.py", "inputs.py"):
+        try:
+            modules[name] = import_file(directory / name, f"pkb_problems.{pid}.{name[:-3]}")
+        except BaseException as exc:  # a problem file may raise anything at import
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise fail(directory / name, None, f"import failed: {type(exc).__name__}: {exc}") from None
+    ref, inp = modules["reference.py"], modules["inputs.py"]
+    for module, fname, path in ((ref, "solution", "reference.py"), (inp, "make_inputs", "inputs.py"),
+                                (inp, "roofline", "inputs.py")):
+        if not callable(getattr(module, fname, None)):
+            raise fail(directory / path, fname, f"{path} must define a function `{fname}`")
+
+    version = files_version([directory / n for n in PROBLEM_FILES])
+    spec = ProblemSpec(**spec_kwargs, version=version, directory=directory, source=source)
+    expert = directory / "expert.py"
+    problem = Problem(
+        spec=spec,
+        solution=ref.solution,
+        reference_source=(directory / "reference.py").read_text(),
+        make_inputs_fn=inp.make_inputs,
+        roofline_fn=inp.roofline,
+        expert_source=expert.read_text() if expert.is_file() else None,
+    )
+    # The roofline is cheap arithmetic: evaluate it now so a bad formula fails at load time.
+    for size in SIZE_NAMES:
+        try:
+            counts = problem.roofline(max(spec.world_sizes), size)
+        except Exception as exc:
+            raise fail(directory / "inputs.py", "roofline",
+                       f"roofline({max(spec.world_sizes)}, sizes.{size}) failed: {type(exc).__name__}: {exc}") from None
+        for k, v in vars(counts).items():
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise fail(directory / "inputs.py", "roofline", f"{k}={v!r} is not a finite count >= 0")
+    return problem
+
+
+def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
+    """Check problem.yaml's fields; returns ProblemSpec kwargs. `fail(field, msg)` builds the error."""
+    for key, typ in _REQUIRED.items():
+        if key not in meta:
+            raise fail(key, "missing required field")
+        value = meta[key]
+        if not isinstance(value, typ) or isinstance(value, bool):
+            want = typ.__name__ if isinstance(typ, type) else "number"
+            raise fail(key, f"expected {want}, got {type(value).__name__} {value!r}")
+    unknown = sorted(set(meta) - set(_REQUIRED))
+    if unknown:
+        raise fail(unknown[0], f"unknown field(s) {unknown}; allowed: {sorted(_REQUIRED)}")
+    if meta["id"] != pid:
+        raise fail("id", f"id {meta['id']!r} must equal the directory name {pid!r}")
+    if meta["category"] not in CATEGORIES:
+        raise fail("category", f"{meta['category']!r} is not one of {list(CATEGORIES)}")
+    ws = meta["world_sizes"]
+    if not ws or not all(isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in ws):
+        raise fail("world_sizes", f"expected a non-empty list of positive ints, got {ws!r}")
+    if meta["dtype"] not in DTYPES:
+        raise fail("dtype", f"{meta['dtype']!r} is not one of {list(DTYPES)}")
+    for tol in ("atol", "rtol"):
+        if not meta[tol] >= 0:
+            raise fail(tol, f"must be >= 0, got {meta[tol]!r}")
+    sizes = meta["sizes"]
+    for name in SIZE_NAMES:
+        if not isinstance(sizes.get(name), dict):
+            raise fail(f"sizes.{name}", "missing (every problem needs `small` and `bench` size mappings)")
+        dt = sizes[name].get("dtype")
+        if dt is not None and dt not in DTYPES:
+            raise fail(f"sizes.{name}.dtype", f"{dt!r} is not one of {list(DTYPES)}")
+    if not meta["description"].strip():
+        raise fail("description", "must not be empty")
+    return dict(
+        id=meta["id"], title=meta["title"], category=meta["category"], origin=meta["origin"],
+        parallelism=meta["parallelism"], world_sizes=tuple(ws), dtype=meta["dtype"],
+        atol=float(meta["atol"]), rtol=float(meta["rtol"]),
+        # Each size carries its dtype (the problem's unless the size overrides it: small sizes
+        # use float32 because gloo on CPU), so make_inputs and roofline read size["dtype"].
+        sizes={name: {"dtype": meta["dtype"], **dict(sizes[name])} for name in sizes},
+        description=meta["description"].strip(),
+    )
