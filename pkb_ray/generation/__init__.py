@@ -1,0 +1,49 @@
+"""The generate stage: model configs, prompts, the litellm client, kernels_cache.
+
+The driver uses `resolve_models`, `missing_api_key`, `check_model_config` and runs one
+`GenerationService` per model as a Ray async actor; `KernelsCache` is the store it reads.
+"""
+
+from pkb_ray.generation.cache import KernelsCache, cache_key, is_cacheable
+from pkb_ray.generation.client import CallResult, ModelClient, classify_exception, parse_retry_after
+from pkb_ray.generation.extract import extract_candidate
+from pkb_ray.generation.models import (
+    MODEL_CONF_DIR,
+    ModelConfigError,
+    api_model_names,
+    as_model_config,
+    check_model_config,
+    is_pseudo,
+    list_model_names,
+    load_model_config,
+    missing_api_key,
+    resolve_models,
+)
+from pkb_ray.generation.prompt import PROMPT_VERSION, Prompt, build_prompt, messages_hash
+from pkb_ray.generation.service import GenerationService
+
+__all__ = [
+    "MODEL_CONF_DIR",
+    "PROMPT_VERSION",
+    "CallResult",
+    "GenerationService",
+    "KernelsCache",
+    "ModelClient",
+    "ModelConfigError",
+    "Prompt",
+    "api_model_names",
+    "as_model_config",
+    "build_prompt",
+    "cache_key",
+    "check_model_config",
+    "classify_exception",
+    "extract_candidate",
+    "is_cacheable",
+    "is_pseudo",
+    "list_model_names",
+    "load_model_config",
+    "messages_hash",
+    "missing_api_key",
+    "parse_retry_after",
+    "resolve_models",
+]

@@ -1,0 +1,78 @@
+"""`pkb models list [--json]` and `pkb prompt PROBLEM [--source S] [--hardware FILE]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    models = subparsers.add_parser("models", help="model configs (conf/model/*.yaml)")
+    msub = models.add_subparsers(dest="models_command", required=True, metavar="SUBCOMMAND")
+    ls = msub.add_parser("list", help="one line per model: provider, limits, price, key variable")
+    ls.add_argument("--json", action="store_true", help="one JSON object per model, as a list")
+    ls.set_defaults(handler=_models_list)
+
+    prompt = subparsers.add_parser("prompt", help="print the prompt a model gets for a problem")
+    prompt.add_argument("problem", help="problem id")
+    prompt.add_argument("--source", default="builtin",
+                        help="problem source: builtin, a directory, or pkb:/path (default builtin)")
+    prompt.add_argument("--hardware", default=None,
+                        help="file with the node's hardware description (default: H200 NVLink)")
+    prompt.add_argument("--json", action="store_true",
+                        help="the messages, version and hash as JSON")
+    prompt.set_defaults(handler=_prompt)
+
+
+def _fmt_limit(v) -> str:
+    return "-" if v in (None, "???") else f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _models_list(args: argparse.Namespace) -> int:
+    from pkb_ray.generation.models import api_model_names, list_model_names, model_summary
+
+    api = set(api_model_names())
+    rows = []
+    for name in list_model_names():
+        s = model_summary(name)
+        s["in_all"] = name in api
+        rows.append(s)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=1)
+        print()
+        return 0
+    head = (f"{'name':26} {'provider':13} {'model_id':52} {'conc':>4} {'rpm':>6} {'tpm':>10} "
+            f"{'$in/M':>7} {'$out/M':>7}  key")
+    print(head)
+    for s in rows:
+        pin, pout = s.get("price_input_per_mtok"), s.get("price_output_per_mtok")
+        price = lambda p: "-" if p is None else f"{p:.2f}"  # noqa: E731
+        mid = s.get("model_id") or "-"
+        if s["provider"] == "pseudo":
+            mid = "(pseudo-model, no API)"
+        print(f"{s['name']:26} {s['provider']:13} {mid:52} {s['max_concurrency']:>4} "
+              f"{_fmt_limit(s.get('rpm')):>6} {_fmt_limit(s.get('tpm')):>10} "
+              f"{price(pin):>7} {price(pout):>7}  {s.get('api_key_env') or '-'}")
+    print(f"{len(rows)} configs; models=all = {len(api)} API models "
+          "(not the pseudo-models or the openai_compatible template)")
+    return 0
+
+
+def _prompt(args: argparse.Namespace) -> int:
+    from pkb_ray.generation.prompt import build_prompt
+    from pkb_ray.problems import load_problem
+
+    hardware = None
+    if args.hardware:
+        with open(args.hardware, encoding="utf-8") as f:
+            hardware = f.read()
+    p = build_prompt(load_problem(args.source, args.problem), hardware)
+    if args.json:
+        json.dump({"version": p.version, "hash": p.hash, "messages": p.messages},
+                  sys.stdout, indent=1)
+        print()
+    else:
+        print(p.text)
+        print(f"\n# prompt {p.version} sha256 {p.hash}", file=sys.stderr)
+    return 0

@@ -1,0 +1,165 @@
+"""Model configs: `conf/model/<name>.yaml` merged into the typed `ModelConfig`.
+
+`models=all` means every config that names a real API model: not the pseudo-models
+(`reference`, `expert`, which need no API) and not templates whose `model_id` or
+`api_base` must come from the command line (`openai_compatible`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ConfigKeyError, ValidationError
+
+from pkb_ray.config.schema import ModelConfig
+from pkb_ray.config.store import CONF_DIR
+
+MODEL_CONF_DIR = CONF_DIR / "model"
+PSEUDO_PROVIDER = "pseudo"
+ALL = "all"
+
+
+class ModelConfigError(ValueError):
+    """A model config that cannot be loaded; the message names the file and the key."""
+
+
+def list_model_names(conf_dir: Path = MODEL_CONF_DIR) -> list[str]:
+    """Every `conf/model/*.yaml` stem, sorted (pseudo-models and templates included)."""
+    return sorted(p.stem for p in Path(conf_dir).glob("*.yaml"))
+
+
+def _merge(path: Path, overrides: Iterable[str] = ()) -> DictConfig:
+    schema = OmegaConf.structured(ModelConfig)
+    try:
+        merged = OmegaConf.merge(schema, OmegaConf.load(path))
+        if overrides:
+            merged = OmegaConf.merge(merged, OmegaConf.from_dotlist(list(overrides)))
+    except (ConfigKeyError, ValidationError) as e:
+        # OmegaConf's message names the key ("Key 'rpmm' not in 'ModelConfig'"); add the file.
+        raise ModelConfigError(f"{path}: {e.msg if hasattr(e, 'msg') else e}") from None
+    if merged.name != path.stem:
+        raise ModelConfigError(f"{path}: name {merged.name!r} must equal the file stem {path.stem!r}")
+    return merged
+
+
+def load_model_config(
+    name: str, overrides: Iterable[str] = (), conf_dir: Path = MODEL_CONF_DIR
+) -> ModelConfig:
+    """`conf/model/<name>.yaml` as a ModelConfig. `overrides` are dotlist entries such as
+    `model_id=qwen3` or `api_base=http://127.0.0.1:8000/v1` (no `model.` prefix).
+
+    Unknown keys and wrongly typed values fail naming the file and the key; so does a
+    template value left unset (`???`)."""
+    path = Path(conf_dir) / f"{name}.yaml"
+    if not path.exists():
+        raise ModelConfigError(_unknown_message([name], list_model_names(conf_dir), conf_dir))
+    merged = _merge(path, overrides)
+    # OmegaConf's merge keeps the schema default where the YAML says `???`, so find the
+    # template's required keys in the YAML itself and check the overrides gave them.
+    given = {o.split("=", 1)[0].strip() for o in overrides}
+    unset = [k for k in _template_keys(path) if k not in given]
+    if unset:
+        raise ModelConfigError(
+            f"{path}: {', '.join(unset)} not set; pass "
+            + " ".join(f"model.{k}=..." for k in unset) + " on the command line"
+        )
+    return OmegaConf.to_object(merged)  # type: ignore[return-value]
+
+
+def as_model_config(node: Any) -> ModelConfig:
+    """A ModelConfig from what the driver holds: a ModelConfig, a DictConfig or a dict."""
+    if isinstance(node, ModelConfig):
+        return node
+    merged = OmegaConf.merge(OmegaConf.structured(ModelConfig), node)
+    return OmegaConf.to_object(merged)  # type: ignore[return-value]
+
+
+def model_summary(name: str, conf_dir: Path = MODEL_CONF_DIR) -> dict[str, Any]:
+    """A config as plain data without failing on template values (`???` stays `???`)."""
+    path = Path(conf_dir) / f"{name}.yaml"
+    out = OmegaConf.to_container(_merge(path), resolve=False)
+    out.update({k: "???" for k in _template_keys(path)})
+    return out  # type: ignore[return-value]
+
+
+def is_pseudo(cfg: ModelConfig) -> bool:
+    return cfg.provider == PSEUDO_PROVIDER
+
+
+def _template_keys(path: Path) -> list[str]:
+    """Keys the YAML leaves as `???`: they must come from the command line."""
+    raw = OmegaConf.load(path)
+    return [str(k) for k in raw if OmegaConf.is_missing(raw, k)]
+
+
+def _is_template(name: str, conf_dir: Path) -> bool:
+    return bool(_template_keys(Path(conf_dir) / f"{name}.yaml"))
+
+
+def api_model_names(conf_dir: Path = MODEL_CONF_DIR) -> list[str]:
+    """The names `models=all` expands to: real API models only."""
+    out = []
+    for name in list_model_names(conf_dir):
+        if _is_template(name, conf_dir):
+            continue
+        if load_model_config(name, conf_dir=conf_dir).provider == PSEUDO_PROVIDER:
+            continue
+        out.append(name)
+    return out
+
+
+def resolve_models(names: list[str], conf_dir: Path = MODEL_CONF_DIR) -> list[ModelConfig]:
+    """Model names (or `["all"]`) as ModelConfigs, in the given order, without duplicates.
+
+    `all` may be combined with explicit names (`[all, expert]` adds the pseudo-model).
+    Unknown names fail together, each with its closest matches."""
+    known = list_model_names(conf_dir)
+    wanted: list[str] = []
+    for n in names:
+        for m in api_model_names(conf_dir) if n == ALL else [n]:
+            if m not in wanted:
+                wanted.append(m)
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise ModelConfigError(_unknown_message(unknown, known, conf_dir))
+    return [load_model_config(n, conf_dir=conf_dir) for n in wanted]
+
+
+def _unknown_message(unknown: list[str], known: list[str], conf_dir: Path) -> str:
+    parts = []
+    for n in unknown:
+        close = difflib.get_close_matches(n, known, n=3, cutoff=0.5)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        parts.append(f"{n!r}{hint}")
+    return (f"unknown model {'; '.join(parts)}: no such file in {conf_dir}; "
+            f"`pkb models list` shows the {len(known)} known models")
+
+
+def missing_api_key(cfg: ModelConfig) -> str | None:
+    """The environment variable this model needs when it is unset or empty, else None.
+
+    None for pseudo-models and endpoints without a key (api_key_env unset). Reads only
+    whether the variable is set; the key's value is never returned or logged."""
+    if is_pseudo(cfg) or not cfg.api_key_env:
+        return None
+    return None if os.environ.get(cfg.api_key_env) else cfg.api_key_env
+
+
+def check_model_config(cfg: ModelConfig) -> str | None:
+    """Why this config cannot make a call, or None. Hydra's merge turns a template's `???`
+    into the schema default (`""` / None), so a missing command-line value shows up here."""
+    if is_pseudo(cfg):
+        return None
+    unset = []
+    if not cfg.model_id:
+        unset.append("model.model_id")
+    if cfg.name == "openai_compatible" and not cfg.api_base:
+        unset.append("model.api_base")
+    if unset:
+        return f"model {cfg.name!r}: {', '.join(unset)} not set; pass " + " ".join(
+            f"{k}=..." for k in unset) + " on the command line"
+    return None
