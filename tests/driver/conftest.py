@@ -1,0 +1,32 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def sweep_cmd(*overrides: str) -> list[str]:
+    return [sys.executable, str(REPO / "sweep.py"), *overrides]
+
+
+def scrubbed_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "MLFLOW_"))}
+    env.update(PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+@pytest.fixture
+def run_sweep_cli(tmp_path):
+    """Run `python sweep.py ...` in a fresh working directory; returns CompletedProcess."""
+
+    def run(*overrides: str, timeout: float = 600, check: bool = True):
+        proc = subprocess.run(sweep_cmd(*overrides, "sweep.progress=false"), cwd=tmp_path,
+                              env=scrubbed_env(), capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"sweep exited {proc.returncode}\nSTDOUT:\n{proc.stdout}\nSTDERR:\n{proc.stderr}")
+        return proc
+
+    return run

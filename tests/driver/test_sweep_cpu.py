@@ -1,0 +1,54 @@
+"""End to end on CPU: `python sweep.py model=reference problems=smoke eval.device=cpu attempts=2`
+with a real local Ray instance, real rank processes and MLflow on SQLite."""
+
+import csv
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+pytestmark = pytest.mark.slow
+
+CHILD_PARAMS = {"model", "problem", "attempt", "mode", "world_size", "hardware_fingerprint",
+                "harness_version"}
+CHILD_METRICS = {"compiled", "correct", "tokens", "cost_usd", "latency_s"}
+
+
+def test_reference_smoke_sweep_records_every_cell(run_sweep_cli, tmp_path):
+    proc = run_sweep_cli("model=reference", "problems=smoke", "eval.device=cpu", "attempts=2",
+                         "sweep.name=smoke")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name("smoke")
+    runs = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'cell'")
+    assert len(runs) == 6  # 1 model x 3 problems x 2 attempts
+    for run in runs:
+        assert CHILD_PARAMS <= set(run.data.params), run.data.params
+        assert CHILD_METRICS <= set(run.data.metrics), run.data.metrics
+        assert run.data.tags["status"] == "correct", run.data.tags
+        assert run.data.metrics["correct"] == 1.0
+        assert {"status", "failure_class"} <= set(run.data.tags)
+        assert run.data.tags["mlflow.parentRunId"]
+    parent = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'sweep'")[0]
+    assert parent.data.metrics["reference/zeroshot/pass_at_1"] == 1.0
+    arts = {a.path for a in client.list_artifacts(parent.info.run_id)}
+    assert {"fast_p.png", "leaderboard.md", "leaderboard.csv"} <= arts
+    board = tmp_path / "sweeps" / "smoke" / "leaderboard.csv"
+    rows = list(csv.DictReader(open(board)))
+    assert rows[0]["model"] == "reference" and float(rows[0]["pass@1"]) == 1.0
+    assert "reference" in proc.stdout  # the printed leaderboard
+
+    # Re-running the same command records nothing new and makes no duplicate run.
+    again = run_sweep_cli("model=reference", "problems=smoke", "eval.device=cpu", "attempts=2",
+                          "sweep.name=smoke")
+    assert "6 already recorded, 0 to run" in again.stderr
+    runs = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'cell'")
+    assert len(runs) == 6
+
+
+def test_default_sweep_without_gpu_says_what_it_did(run_sweep_cli, tmp_path):
+    proc = run_sweep_cli("problems=smoke", "attempts=1", "sweep.name=nogpu")
+    assert "GPU evaluation needs GPU nodes" in proc.stderr
+    assert "cluster.address=auto" in proc.stderr
+    assert "CPU self-check" in proc.stderr
+    lines = (tmp_path / "sweeps" / "nogpu" / "journal.jsonl").read_text().splitlines()
+    assert len(lines) == 3
