@@ -1,0 +1,337 @@
+"""Expert candidate for `allreduce`: x[rows, cols] bf16 -> sum over ranks.
+
+Symmetric memory + NVRTC kernels, no NCCL. Per call: copy x into this rank's
+symmetric slot (local HBM, ~30 us for 64 MiB at ~4 TB/s), one symmetric
+barrier, then every rank reads its peers' slots over NVLink.
+
+One-shot vs two-shot (N = bytes per rank, W = world size), bytes each rank
+receives over NVLink:
+  one-shot (read all peers' full inputs, reduce locally):   (W-1) * N
+  two-shot (reduce my 1/W slice, then gather the slices):   2 * (W-1)/W * N
+At W = 2 both receive N, and one-shot needs one barrier instead of two, so it
+is used for W = 2; from W = 3 two-shot moves fewer bytes (W=8: 1.75 N vs 7 N)
+and is used (TWO_SHOT_MIN_WORLD).
+Non-bf16 dtypes take a slower torch elementwise path over peer views.
+"""
+# ---------------------------------------------------------------------------
+# Shared machinery (each expert is a self-contained candidate module, so this
+# block is repeated in every problems/<collective>/expert.py).
+#
+# Kernels are compiled with NVRTC through torch.cuda._compile_kernel: no torch
+# headers, so a cold compile is well under a second, against 47.6 s measured
+# for a cold load_inline on the H200 node. Both kernels live in one NVRTC
+# module (one compile per process, cached in _KERNELS).
+#
+# Synchronization: one symmetric buffer per (problem, shape, dtype, device),
+# holding TWO slots used alternately (call parity). A call writes its slot,
+# then handle.barrier(0), then peers read it. Call e+2 rewrites the slot only
+# after passing call e+1's barrier, which every peer reaches only after its
+# call-e kernels finished (stream order), so no second barrier per call is
+# needed: ~one barrier (~10 us) saved per call for 2x the buffer memory.
+# ---------------------------------------------------------------------------
+import time
+
+import torch
+import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem
+
+_SRC = r"""
+typedef unsigned long long u64;
+typedef long long i64;
+struct __align__(16) U4 { unsigned int x, y, z, w; };
+
+#define MAXW 8
+#define MAXT 32
+
+__device__ __forceinline__ void acc2(float& lo, float& hi, unsigned int v) {
+  lo += __uint_as_float(v << 16);
+  hi += __uint_as_float(v & 0xffff0000u);
+}
+__device__ __forceinline__ unsigned int pack2(float lo, float hi) {
+  unsigned int r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// Table-driven copy. Task t (8 x i64): start, n, src, src_off, dst, dst_off,
+// dst2, dst2_off, in units (16 B when vec, else 1 B). src: -1 = x, k >= 0 =
+// slot of rank k (a peer's memory over NVLink, or our own). dst/dst2: -2 =
+// none, -1 = out, k >= 0 = slot of rank k. Tasks are sorted by start and
+// cover [0, total) contiguously.
+extern "C" __global__ void __launch_bounds__(512) pull_copy(
+    const u64* __restrict__ ptrs, const i64* __restrict__ tasks, int ntasks,
+    const unsigned char* __restrict__ x, unsigned char* __restrict__ out,
+    int total, int vec) {
+  __shared__ i64 ts[MAXT * 8];
+  for (int i = threadIdx.x; i < ntasks * 8; i += blockDim.x) ts[i] = tasks[i];
+  __syncthreads();
+  int t = 0;
+  const int stride = gridDim.x * blockDim.x;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    while (t + 1 < ntasks && (i64)i >= ts[(t + 1) * 8]) ++t;  // i only grows
+    const i64* T = ts + t * 8;
+    const i64 j = (i64)i - T[0];
+    const int s = (int)T[2], d = (int)T[4], d2 = (int)T[6];
+    const unsigned char* sb = s < 0 ? x : (const unsigned char*)ptrs[s];
+    unsigned char* db = d == -1 ? out : (unsigned char*)ptrs[d];
+    unsigned char* db2 = d2 == -2 ? (unsigned char*)0
+                       : (d2 == -1 ? out : (unsigned char*)ptrs[d2]);
+    if (vec) {
+      const U4 v = ((const U4*)sb)[T[3] + j];
+      ((U4*)db)[T[5] + j] = v;
+      if (db2) ((U4*)db2)[T[7] + j] = v;
+    } else {
+      const unsigned char v = sb[T[3] + j];
+      db[T[5] + j] = v;
+      if (db2) db2[T[7] + j] = v;
+    }
+  }
+}
+
+// bf16 sum over ranks in rank order 0..world-1 (fp32 accumulation; every
+// rank gets bit-identical results). Own contribution is read from x (local),
+// peers' from their slots. Units: 16 B (8 bf16) when vec, else 1 bf16.
+// out[out_off + i] = sum_k src_k[i]; also written to our own slot at
+// dst2_off when dst2_off >= 0 (two-shot all-reduce).
+extern "C" __global__ void __launch_bounds__(512) pull_reduce(
+    const u64* __restrict__ ptrs, const unsigned char* __restrict__ x,
+    unsigned char* __restrict__ out, int rank, int world, int src_off,
+    int x_off, int out_off, int dst2_off, int n, int vec) {
+  const int stride = gridDim.x * blockDim.x;
+  const int i0 = blockIdx.x * blockDim.x + threadIdx.x;
+  if (vec) {
+    const U4* src[MAXW];
+#pragma unroll
+    for (int k = 0; k < MAXW; ++k)
+      src[k] = k < world ? (k == rank ? (const U4*)x + x_off
+                                      : (const U4*)ptrs[k] + src_off)
+                         : (const U4*)0;
+    U4* o = (U4*)out + out_off;
+    U4* o2 = dst2_off >= 0 ? (U4*)ptrs[rank] + dst2_off : (U4*)0;
+    for (int i = i0; i < n; i += stride) {
+      U4 v[MAXW];
+#pragma unroll
+      for (int k = 0; k < MAXW; ++k)
+        if (k < world) v[k] = src[k][i];  // all loads issued before the adds
+      float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f, a4 = 0.f, a5 = 0.f,
+            a6 = 0.f, a7 = 0.f;
+#pragma unroll
+      for (int k = 0; k < MAXW; ++k)
+        if (k < world) {
+          acc2(a0, a1, v[k].x); acc2(a2, a3, v[k].y);
+          acc2(a4, a5, v[k].z); acc2(a6, a7, v[k].w);
+        }
+      U4 r;
+      r.x = pack2(a0, a1); r.y = pack2(a2, a3);
+      r.z = pack2(a4, a5); r.w = pack2(a6, a7);
+      o[i] = r;
+      if (o2) o2[i] = r;
+    }
+  } else {
+    const unsigned short* src[MAXW];
+#pragma unroll
+    for (int k = 0; k < MAXW; ++k)
+      src[k] = k < world ? (k == rank ? (const unsigned short*)x + x_off
+                                      : (const unsigned short*)ptrs[k] + src_off)
+                         : (const unsigned short*)0;
+    unsigned short* o = (unsigned short*)out + out_off;
+    unsigned short* o2 = dst2_off >= 0 ? (unsigned short*)ptrs[rank] + dst2_off
+                                       : (unsigned short*)0;
+    for (int i = i0; i < n; i += stride) {
+      float a = 0.f;
+#pragma unroll
+      for (int k = 0; k < MAXW; ++k)
+        if (k < world) a += __uint_as_float(((unsigned int)src[k][i]) << 16);
+      const unsigned short r = (unsigned short)(pack2(a, 0.f) & 0xffffu);
+      o[i] = r;
+      if (o2) o2[i] = r;
+    }
+  }
+}
+"""
+
+_MAXW = 8
+_MAXT = 32
+_THREADS = 512
+_KERNELS = {}  # device index -> (pull_copy, pull_reduce)
+_STATES = {}  # (tag, slot_bytes, dtype, device) -> _State
+COMPILE_SECONDS = None  # wall time of this process's NVRTC compile + module load
+
+
+class _CupyLaunch:
+    """Fallback launcher if torch.cuda._compile_kernel is missing."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, grid, block, args):
+        import cupy
+        import numpy as np
+
+        conv = [np.uint64(a.data_ptr()) if isinstance(a, torch.Tensor) else np.int32(a) for a in args]
+        with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            self.fn(grid, block, tuple(conv))
+
+
+def _kernels():
+    dev = torch.cuda.current_device()
+    ks = _KERNELS.get(dev)
+    if ks is None:
+        global COMPILE_SECONDS
+        t0 = time.perf_counter()
+        try:
+            from torch.cuda._utils import _CudaModule
+
+            first = torch.cuda._compile_kernel(_SRC, "pull_copy")
+            ks = (first, _CudaModule(first.module).pull_reduce)
+        except (AttributeError, ImportError):
+            import cupy
+
+            with cupy.cuda.Device(dev):
+                mod = cupy.RawModule(code=_SRC)
+                ks = (_CupyLaunch(mod.get_function("pull_copy")), _CupyLaunch(mod.get_function("pull_reduce")))
+        COMPILE_SECONDS = time.perf_counter() - t0
+        _KERNELS[dev] = ks
+    return ks
+
+
+_SMS = {}
+
+
+def _grid(units):
+    dev = torch.cuda.current_device()
+    sms = _SMS.get(dev)
+    if sms is None:
+        sms = _SMS[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
+    # 4 blocks of 512 threads per SM fill the chip (2048 threads/SM on Hopper);
+    # with 16 B per thread that is ~4 MB of loads in flight, far above the
+    # ~1 MB that NVLink's bandwidth-latency product needs.
+    return (max(1, min((units + _THREADS - 1) // _THREADS, sms * 4)), 1, 1)
+
+
+class _State:
+    def __init__(self, slot_bytes, dtype, device):
+        es = torch.empty((), dtype=dtype).element_size()
+        self.slot_bytes = slot_bytes
+        self.buf = symm_mem.empty(2 * slot_bytes // es, dtype=dtype, device=device)
+        self.handle = symm_mem.rendezvous(self.buf, dist.group.WORLD)
+        self.rank = self.handle.rank
+        self.world = self.handle.world_size
+        base = torch.tensor(list(self.handle.buffer_ptrs), dtype=torch.int64)
+        # per slot, the address of every rank's slot (ptr table read by kernels)
+        self.ptrs = torch.stack([base, base + slot_bytes]).to(device)
+        self.calls = 0
+        self.tables = {}
+
+    def next_slot(self):
+        s = self.calls & 1
+        self.calls += 1
+        return s
+
+    def slot_bytes_view(self, s):
+        return self.buf.view(torch.uint8)[s * self.slot_bytes:(s + 1) * self.slot_bytes]
+
+    def barrier(self):
+        self.handle.barrier(0)
+
+
+def _round_up(n, m):
+    return (n + m - 1) // m * m
+
+
+def _state(tag, slot_bytes, dtype, device):
+    key = (tag, slot_bytes, dtype, str(device))
+    st = _STATES.get(key)
+    if st is None:
+        st = _State(_round_up(max(slot_bytes, 16), 256), dtype, device)
+        _STATES[key] = st
+    return st
+
+
+def _prep(x):
+    x = x.contiguous()
+    if x.data_ptr() % 16:
+        x = x.clone()
+    return x
+
+
+def _copy(st, s, x, out, tasks, vec):
+    """tasks: list of (n, src, src_off, dst, dst_off, dst2, dst2_off) in bytes."""
+    unit = 16 if vec else 1
+    rows, start = [], 0
+    for n, src, so, dst, do, d2, d2o in tasks:
+        if n <= 0:
+            continue
+        rows.append([start, n // unit, src, so // unit, dst, do // unit, d2, d2o // unit])
+        start += n // unit
+    if not rows:
+        return
+    assert len(rows) <= _MAXT
+    key = (s, tuple(map(tuple, rows)))
+    tab = st.tables.get(key)
+    if tab is None:  # task tables depend only on shapes and rank: build once
+        tab = torch.tensor(rows, dtype=torch.int64).to(x.device)
+        st.tables[key] = tab
+    copy_k, _ = _kernels()
+    copy_k(_grid(start), (_THREADS, 1, 1), [st.ptrs[s], tab, len(rows), x, out, start, int(vec)])
+
+
+def _vec_ok(*nbytes):
+    return all(b % 16 == 0 for b in nbytes)
+
+
+TWO_SHOT_MIN_WORLD = 3  # the device check also forces 2 to test the two-shot path
+
+
+def _solution_generic(x):
+    es = x.element_size()
+    st = _state("allreduce-generic", x.numel() * es, x.dtype, x.device)
+    s = st.next_slot()
+    n = x.numel()
+    off = s * st.slot_bytes // es
+    st.buf[off:off + n].copy_(x.view(-1))
+    st.barrier()
+    acc = x.view(-1).clone()
+    for k in range(st.world):
+        if k != st.rank:
+            acc += st.handle.get_buffer(k, (2 * st.slot_bytes // es,), x.dtype)[off:off + n]
+    return acc.view(x.shape)
+
+
+def solution(x):
+    x = _prep(x)
+    if x.dtype != torch.bfloat16:
+        return _solution_generic(x)
+    n = x.numel()
+    nbytes = n * 2
+    in_region = _round_up(nbytes, 256)
+    # slot = [input copy | reduced slice region (two-shot)]
+    st = _state("allreduce", 2 * in_region, x.dtype, x.device)
+    W, r = st.world, st.rank
+    assert W <= _MAXW, "pull_reduce handles up to 8 ranks"
+    s = st.next_slot()
+    vec = _vec_ok(nbytes)
+    upe = 8 if vec else 1  # bf16 elements per reduce unit
+    nu = n // upe
+    out = torch.empty_like(x)
+    st.slot_bytes_view(s)[:nbytes].copy_(x.view(-1).view(torch.uint8))
+    st.barrier()
+    _, red_k = _kernels()
+    if W < TWO_SHOT_MIN_WORLD:
+        red_k(_grid(nu), (_THREADS, 1, 1), [st.ptrs[s], x, out, r, W, 0, 0, 0, -1, nu, int(vec)])
+        return out
+    # two-shot: slice boundaries in units, identical on every rank
+    bounds = [nu * k // W for k in range(W + 1)]
+    lo, hi = bounds[r], bounds[r + 1]
+    red_off = in_region // 16 if vec else in_region // 2  # in reduce units
+    red_k(_grid(max(hi - lo, 1)), (_THREADS, 1, 1),
+          [st.ptrs[s], x, out, r, W, lo, lo, lo, red_off + lo, hi - lo, int(vec)])
+    st.barrier()
+    ub = 16 if vec else 2  # bytes per reduce unit
+    tasks = []
+    for j in range(W):
+        if j != r:
+            a, b = bounds[j], bounds[j + 1]
+            tasks.append(((b - a) * ub, j, in_region + a * ub, -1, a * ub, -2, 0))
+    _copy(st, s, x, out, tasks, vec)
+    return out
