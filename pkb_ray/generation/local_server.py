@@ -1,0 +1,195 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1, for tests and benchmarks.
+
+Real HTTP (aiohttp, in its own thread and event loop), so the client under test goes
+through the real litellm path. Replies are scripted per model name: a queue of `Reply`
+values is consumed first, then the model's default (or the server's default) answers.
+The server records every request (arrival and end times, status, the Authorization
+header) and the most requests it ever held at once.
+
+    with ScriptedServer() as srv:
+        srv.script("flaky", [Reply(status=500), Reply(text=CODE)])
+        cfg = ModelConfig(name="flaky", provider="openai", model_id="flaky", api_base=srv.url)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from aiohttp import web
+
+DEFAULT_ANSWER = """Here is the kernel.
+
+```python
+import torch
+
+
+def solution(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+```
+"""
+
+
+@dataclass
+class Reply:
+    """One scripted answer."""
+
+    status: int = 200
+    text: str = DEFAULT_ANSWER
+    delay_s: float = 0.0
+    """Wait this long before answering (a slow model, or a hang longer than the timeout)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    raw_body: str | None = None
+    """Send this body verbatim instead of a chat completion (malformed JSON)."""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass
+class RequestRecord:
+    model: str
+    t_start: float
+    t_end: float = 0.0
+    status: int = 0
+    authorization: str = ""
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+class ScriptedServer:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0,
+                 default: Reply | Callable[[dict[str, Any]], Reply] | None = None):
+        self.host, self.port = host, port
+        self.default = default or Reply()
+        self.defaults: dict[str, Reply | Callable[[dict[str, Any]], Reply]] = {}
+        self.queues: dict[str, deque[Reply]] = defaultdict(deque)
+        self.requests: list[RequestRecord] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._n = 0
+
+    # -- scripting ---------------------------------------------------------------------------
+    def script(self, model: str, replies: list[Reply]) -> None:
+        """Queue replies for `model` (the name the client sends, without `openai/`)."""
+        with self._lock:
+            self.queues[model].extend(replies)
+
+    def set_default(self, model: str, reply: Reply | Callable[[dict[str, Any]], Reply]) -> None:
+        self.defaults[model] = reply
+
+    def reset(self) -> None:
+        with self._lock:
+            self.queues.clear()
+            self.defaults.clear()
+            self.requests.clear()
+            self.max_in_flight = self.in_flight
+
+    def requests_for(self, model: str) -> list[RequestRecord]:
+        with self._lock:
+            return [r for r in self.requests if r.model == model]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    # -- serving -----------------------------------------------------------------------------
+    def _next_reply(self, model: str, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            q = self.queues.get(model)
+            if q:
+                return q.popleft()
+        d = self.defaults.get(model, self.default)
+        return d(body) if callable(d) else d
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        model = str(body.get("model", ""))
+        rec = RequestRecord(model=model, t_start=time.time(),
+                            authorization=request.headers.get("Authorization", ""), body=body)
+        with self._lock:
+            self.requests.append(rec)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._n += 1
+            n = self._n
+        try:
+            reply = self._next_reply(model, body)
+            if reply.delay_s:
+                await asyncio.sleep(reply.delay_s)
+            rec.status = reply.status
+            if reply.raw_body is not None:
+                return web.Response(status=reply.status, text=reply.raw_body,
+                                    content_type="application/json", headers=reply.headers)
+            if reply.status != 200:
+                err = {"error": {"message": f"scripted {reply.status}", "type": "scripted",
+                                 "code": str(reply.status)}}
+                return web.json_response(err, status=reply.status, headers=reply.headers)
+            prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+            pt = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_chars // 4
+            ct = reply.completion_tokens if reply.completion_tokens is not None else len(reply.text) // 4
+            out = {
+                "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": reply.text}}],
+                "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+            }
+            return web.Response(text=json.dumps(out), content_type="application/json",
+                                headers=reply.headers)
+        finally:
+            rec.t_end = time.time()
+            with self._lock:
+                self.in_flight -= 1
+
+    def start(self) -> ScriptedServer:
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            app = web.Application(client_max_size=64 * 1024 * 1024)
+            app.router.add_post("/v1/chat/completions", self._chat)
+            app.router.add_post("/chat/completions", self._chat)
+            self._runner = web.AppRunner(app, access_log=None)
+            try:
+                loop.run_until_complete(self._runner.setup())
+                site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+                loop.run_until_complete(site.start())
+                self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            except BaseException as e:  # noqa: BLE001: reported to start()'s caller
+                errors.append(e)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="scripted-openai-server", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if errors:
+            raise errors[0]
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
