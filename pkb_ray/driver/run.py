@@ -22,6 +22,7 @@ from pkb_ray.driver.plan import pending_cells, plan_cells
 from pkb_ray.driver.progress import SweepProgress
 from pkb_ray.driver.stages import Budget, RayStages
 from pkb_ray.tracking.journal import Journal
+from pkb_ray.tracking.turn_log import TurnLog
 
 log = logging.getLogger("pkb_ray")
 
@@ -151,6 +152,9 @@ def run_sweep(dcfg: DictConfig) -> int:
     status = "FINISHED"
     progress = SweepProgress(len(pending), enabled=cfg.sweep.progress)
     deferred: list[str] = []
+    turn_log = (
+        TurnLog(sweep_dir / "turns.jsonl", fresh=cfg.sweep.fresh) if cfg.mode.name == "agent" else None
+    )
     try:
         from pkb_ray.engine.node_evaluator import start_node_evaluators
 
@@ -160,7 +164,9 @@ def run_sweep(dcfg: DictConfig) -> int:
             )
 
         evaluators = start_evaluators() if pending else []
-        stages = RayStages(cfg, {m.name: m for m in usable}, decision.device, decision.size, budget)
+        stages = RayStages(
+            cfg, {m.name: m for m in usable}, decision.device, decision.size, budget, turn_log
+        )
 
         def record(state: CellState) -> None:
             result = finalize(state)
@@ -201,12 +207,15 @@ def run_sweep(dcfg: DictConfig) -> int:
         print_leaderboard(report.summaries, f"sweep {cfg.sweep.name}: {len(records)} cells recorded")
     _say(f"pkb: {progress.summary()}; leaderboard {report.markdown_path} and {report.csv_path}")
     if tracker:
-        files = [p for p in (report.markdown_path, report.csv_path, report.plot_path) if p]
-        tracker.log_summary(summary_metrics(report.summaries), files)
+        files = [p for p in (report.markdown_path, report.csv_path, report.plot_path,
+                             report.turn_plot_path) if p]
+        tracker.log_summary(summary_metrics(report.summaries), files, report.curves)
         for err in tracker.close(status):
             _say(f"pkb: {err}")
         _say(f"pkb: MLflow: mlflow ui --backend-store-uri {cfg.tracking.uri}  (experiment {cfg.sweep.name!r})")
     journal.close()
+    if turn_log:
+        turn_log.close()
     if status == "KILLED":
         return EXIT_INTERRUPTED
     if deferred:

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
+from pkb_ray.driver.agent import AgentPolicy, conversation
 from pkb_ray.driver.pipeline import BuildOutcome, CellState
 from pkb_ray.engine.request import EvalRequest
+from pkb_ray.tracking.turn_log import TurnLog
 
 PSEUDO_PROVIDER = "pseudo"
 
@@ -51,6 +53,7 @@ class RayStages:
         device: str,
         size: str,
         budget: Budget,
+        turn_log: TurnLog | None = None,
     ) -> None:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -62,6 +65,10 @@ class RayStages:
         self.device = device
         self.size = size
         self.budget = budget
+        self.turn_log = turn_log
+        self.agent = (
+            AgentPolicy(cfg.mode.turns, cfg.mode.target_speedup) if cfg.mode.name == "agent" else None
+        )
         here = ray.get_runtime_context().get_node_id()
         self.gen_actors = {}
         for name, model in models.items():
@@ -100,7 +107,7 @@ class RayStages:
 
     def history(self, state: CellState) -> list[dict] | None:
         """Agent mode supplies the conversation so far; zero-shot has none."""
-        return None
+        return conversation(state) if self.agent and state.turns else None
 
     def build(self, state: CellState) -> Any | None:
         if self._build is None:
@@ -133,13 +140,24 @@ class RayStages:
         )
 
     def evaluate(self, evaluator: Any, state: CellState) -> Any:
+        if self.turn_log is not None:
+            done = self.turn_log.get(state.key.cell_id, state.turn)
+            if done is not None:  # evaluated before an interrupt: not redone
+                import ray
+
+                return ray.put(done)
         return evaluator.evaluate.remote(self.eval_request(state))
 
     def ping(self, evaluator: Any) -> Any:
         return evaluator.fingerprint.remote()
 
     def continue_cell(self, state: CellState) -> bool:
-        return False
+        if self.agent is None:
+            return False
+        outcome = state.current.outcome()
+        if self.turn_log is not None and outcome is not None:
+            self.turn_log.put(state.key.cell_id, state.turn, outcome)
+        return self.agent.continue_cell(state)
 
     def may_generate(self, state: CellState) -> str | None:
         model = self.models[state.key.model]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pkb_ray.records import CellResult
 from pkb_ray.report.metrics import ModelSummary, fast_p_at_k, group_cells, summarize
+from pkb_ray.report.turn_curves import turn_curves
 
 
 @dataclass
@@ -16,6 +17,8 @@ class Report:
     markdown_path: Path
     csv_path: Path
     plot_path: Path | None
+    curves: dict[str, dict[str, list[float]]]
+    turn_plot_path: Path | None = None
 
 
 def _fmt(value: object) -> str:
@@ -90,7 +93,33 @@ def build_report(results: list[CellResult], out_dir: Path) -> Report:
     csv_path = out_dir / "leaderboard.csv"
     write_csv(summaries, csv_path)
     plot = plot_fast_p(results, out_dir / "fast_p.png")
-    return Report(summaries, md, csv_path, plot)
+    curves = turn_curves(results)
+    turn_plot = plot_turn_curves(curves, out_dir / "pass_at_turn.png") if curves else None
+    return Report(summaries, md, csv_path, plot, curves, turn_plot)
+
+
+def plot_turn_curves(curves: dict[str, dict[str, list[float]]], path: Path) -> Path:
+    """Agent mode: pass@1 and fast1@1 after each turn, one pair of lines per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for model, named in curves.items():
+        turns = range(1, len(named["pass@turn"]) + 1)
+        (line,) = ax.plot(turns, named["pass@turn"], marker="o", label=f"{model} pass@turn")
+        ax.plot(turns, named["fast1@turn"], marker="x", ls="--", color=line.get_color(),
+                label=f"{model} fast1@turn")
+    ax.set_xlabel("turn")
+    ax.set_ylabel("fraction of cells")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def print_leaderboard(summaries: list[ModelSummary], title: str) -> None:

@@ -212,11 +212,21 @@ class MlflowTracker:
         self._queue.join()
 
     # -- sweep summary -----------------------------------------------------------
-    def log_summary(self, metrics: dict[str, float], files: list[Path]) -> None:
+    def log_summary(
+        self,
+        metrics: dict[str, float],
+        files: list[Path],
+        curves: dict[str, dict[str, list[float]]] | None = None,
+    ) -> None:
+        """Parent-run metrics; agent curves as `<model>/agent/pass_at_turn` with step = turn."""
         from mlflow.entities import Metric
 
         ts = int(time.time() * 1000)
         batch = [Metric(k, v, ts, 0) for k, v in metrics.items() if v is not None and math.isfinite(v)]
+        for model, named in (curves or {}).items():
+            for name, values in named.items():
+                key = f"{model}/agent/{name.replace('@', '_at_')}"
+                batch += [Metric(key, v, ts, turn) for turn, v in enumerate(values, 1)]
         for i in range(0, len(batch), 1000):  # MLflow caps a batch at 1000 metrics
             self.client.log_batch(self.parent_id, metrics=batch[i : i + 1000])
         for path in files:
