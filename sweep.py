@@ -19,11 +19,12 @@ register_configs()
 
 
 @hydra.main(config_path="conf", config_name="config", version_base="1.3")
-def main(cfg: DictConfig) -> int:
+def main(cfg: DictConfig) -> None:
     from pkb_ray.driver.run import run_sweep  # after Hydra parsed: --help/--cfg stay fast
 
-    return run_sweep(cfg)
+    # Hydra drops a task's return value: exit here so the status reaches the shell.
+    sys.exit(run_sweep(cfg))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

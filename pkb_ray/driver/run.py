@@ -56,12 +56,22 @@ def init_ray(cfg: RootConfig) -> None:
         ray.init(num_cpus=cfg.cluster.num_cpus or max(4, os.cpu_count() or 1), **common)
 
 
+def _full_key(exc: Exception) -> str:
+    return str(getattr(exc, "full_key", "") or "KEY")
+
+
 def _artifact_root(uri: str) -> Path | None:
     return Path("mlartifacts") if uri.startswith(("sqlite:", "file:")) or "://" not in uri else None
 
 
 def run_sweep(dcfg: DictConfig) -> int:
-    cfg: RootConfig = OmegaConf.to_object(dcfg)  # typed from here on
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        cfg: RootConfig = OmegaConf.to_object(dcfg)  # typed from here on
+    except OmegaConfBaseException as exc:  # e.g. a template's `???` left unset
+        _say(f"pkb: {exc}".splitlines()[0] + f" (set it on the command line: {_full_key(exc)}=...)")
+        return EXIT_BAD_INPUT
     try:
         validate(cfg)
         models = resolve_sweep_models(cfg)
