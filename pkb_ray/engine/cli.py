@@ -1,0 +1,75 @@
+"""`pkb eval PROBLEM CANDIDATE.py`: evaluate one file locally (no Ray)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from pkb_ray.records import to_plain
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("eval", help="evaluate one candidate file locally",
+                              description=__doc__)
+    p.add_argument("problem", help="problem id, e.g. allreduce")
+    p.add_argument("candidate", type=Path, help="candidate .py defining solution(*inputs)")
+    p.add_argument("--world-size", type=int, default=2)
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="default: cuda when torch sees GPUs, else cpu")
+    p.add_argument("--size", choices=["small", "bench"], default=None,
+                   help="default: bench on cuda, small on cpu")
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--no-guard", action="store_true", help="allow collectives (reference runs)")
+    p.add_argument("--no-timing", action="store_true", help="correctness only")
+    p.add_argument("--source", default="builtin", help="problems source (builtin, a directory, pkb:/path)")
+    p.add_argument("--cache-dir", default="~/.cache/pkb_ray")
+    p.add_argument("--arch-list", default="9.0", help="TORCH_CUDA_ARCH_LIST for prebuild and ranks")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on the last line")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pkb_ray.engine import EvalRequest, evaluate, prebuild
+
+    device = args.device
+    if device is None:
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    size = args.size or ("bench" if device == "cuda" else "small")
+    try:
+        source = args.candidate.read_text()
+    except OSError as e:
+        print(f"pkb eval: cannot read {args.candidate}: {e}", file=sys.stderr)
+        return 2
+    req = EvalRequest(problem_id=args.problem, problems_source=args.source, candidate_source=source,
+                      world_size=args.world_size, device=device, size=size, trials=args.trials,
+                      guard=not args.no_guard, time_candidate=not args.no_timing,
+                      cache_dir=args.cache_dir, torch_cuda_arch_list=args.arch_list,
+                      cell_id=f"cli/{args.problem}/{args.candidate.name}")
+    build = prebuild(source, args.arch_list, args.cache_dir, device=device) if device == "cuda" else None
+    res = evaluate(req, build=build)
+    if args.json:
+        d = to_plain(res)
+        d.pop("log", None)
+        d.pop("build_log", None)
+        print(json.dumps(d, sort_keys=True))
+    else:
+        _print_human(res)
+    return 0 if res.correct else 1
+
+
+def _print_human(res) -> None:
+    status = "CORRECT" if res.correct else f"FAILED ({res.failure.value if res.failure else '?'})"
+    print(f"{status}: {res.message}")
+    for f in dataclasses.fields(res):
+        if f.name in ("log", "build_log", "message", "correct", "failure"):
+            continue
+        v = getattr(res, f.name)
+        if v not in (None, "", [], 0.0) or f.name in ("speedup", "candidate_ms"):
+            print(f"  {f.name:20s} {v}")
+    if not res.correct and res.log:
+        print("---- log (tail) ----")
+        print(res.log[-3000:])

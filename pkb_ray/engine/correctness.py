@@ -1,0 +1,135 @@
+"""Compare one rank's output(s) with the reference: shape, dtype, device, then values.
+
+Every mismatch is a verdict, never an exception: a candidate returning a list, None, a
+tensor on the wrong device or of the wrong dtype is `incorrect`; NaN or Inf anywhere in a
+candidate output (where the reference has none) is `nan`. Values are compared in float64,
+as |out - ref| <= atol + rtol * |ref| elementwise (torch.allclose's rule).
+
+The functions used are bound at import, before candidate code runs, so a candidate that
+patches torch.Tensor methods or torch.allclose cannot change the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from pkb_ray.records import FailureClass
+
+# Bound before any candidate import (see module docstring).
+_Tensor = torch.Tensor
+_isfinite = torch.isfinite
+_abs = torch.abs
+_sub = torch.sub
+_le = torch.le
+_add = torch.add
+_mul = torch.mul
+_all = torch.all
+_logical_or = torch.logical_or
+_logical_not = torch.logical_not
+_max = torch.max
+_to = torch.Tensor.to
+_item = torch.Tensor.item
+_numel = torch.Tensor.numel
+_isinstance = isinstance
+_type = type
+_where = torch.where
+_zeros_like = torch.zeros_like
+_any = torch.any
+_sum = torch.sum
+_eq = torch.eq
+_isnan = torch.isnan
+_logical_and = torch.logical_and
+_detach = torch.Tensor.detach
+_len_function_modes = getattr(torch._C, "_len_torch_function_stack", lambda: 0)
+_len_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    failure: FailureClass | None = None
+    message: str = ""
+    max_abs_error: float | None = None
+
+
+def _as_tuple(x: Any) -> tuple:
+    if _isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,)
+
+
+def _describe(t: Any) -> str:
+    if _isinstance(t, _Tensor):
+        return f"Tensor(shape={tuple(t.shape)}, dtype={t.dtype}, device={t.device})"
+    return type(t).__name__
+
+
+def compare(output: Any, reference: Any, atol: float, rtol: float) -> Verdict:
+    """Verdict for one rank's output against the reference output of the same inputs."""
+    if _len_function_modes() or _len_dispatch_modes():
+        # A mode left active by the candidate would sit between these checks and the data.
+        return Verdict(False, FailureClass.INCORRECT,
+                       "a torch function/dispatch mode is still active after the call")
+    outs, refs = _as_tuple(output), _as_tuple(reference)
+    if len(outs) != len(refs):
+        return Verdict(False, FailureClass.INCORRECT,
+                       f"returned {len(outs)} output(s), expected {len(refs)}")
+    worst = 0.0
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        where = f"output {i}" if len(refs) > 1 else "output"
+        if not _isinstance(r, _Tensor):
+            # Non-tensor reference outputs (rare): compare by equality.
+            if o != r:
+                return Verdict(False, FailureClass.INCORRECT, f"{where}: {o!r} != {r!r}")
+            continue
+        if not _isinstance(o, _Tensor):
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: expected {_describe(r)}, got {_describe(o)}")
+        if _type(o) is not _Tensor:
+            # A subclass could override __torch_function__ and lie to every check below.
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: a torch.Tensor subclass ({_type(o).__name__}), expected a plain Tensor")
+        if tuple(o.shape) != tuple(r.shape):
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: shape {tuple(o.shape)}, expected {tuple(r.shape)}")
+        if o.dtype != r.dtype:
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: dtype {o.dtype}, expected {r.dtype}")
+        if o.device != r.device:
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: device {o.device}, expected {r.device}")
+        if _numel(o) == 0:
+            continue
+        o64 = _to(_detach(o), dtype=torch.float64)
+        r64 = _to(_detach(r), dtype=torch.float64)
+        o_bad = _logical_not(_isfinite(o64))
+        r_bad = _logical_not(_isfinite(r64))
+        if _item(_any_where(o_bad, r_bad)):
+            return Verdict(False, FailureClass.NAN, f"{where}: NaN or Inf where the reference is finite")
+        both_finite = _logical_not(_logical_or(o_bad, r_bad))
+        diff = _abs(_sub(o64, r64))
+        diff = _where(both_finite, diff, _zeros_like(diff))
+        err = float(_item(_max(diff)))
+        worst = err if err > worst else worst
+        tol = _add(_mul(_abs(r64), rtol), atol)
+        within = _logical_or(_le(diff, tol), _logical_not(both_finite))
+        # Non-finite positions must match the reference exactly (same inf sign / NaN).
+        same_nonfinite = _all(_logical_or(both_finite, _same_nonfinite(o64, r64)))
+        if not bool(_item(_all(within))) or not bool(_item(same_nonfinite)):
+            n_bad = int(_item(_sum(_logical_not(within))))
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: {n_bad} of {_numel(o)} elements outside atol={atol} "
+                           f"rtol={rtol}; max abs error {err:.3g}", max_abs_error=err)
+    return Verdict(True, max_abs_error=worst)
+
+
+def _any_where(o_bad: torch.Tensor, r_bad: torch.Tensor) -> torch.Tensor:
+    """Any position non-finite in the output but finite in the reference."""
+    return _any(_logical_and(o_bad, _logical_not(r_bad)))
+
+
+def _same_nonfinite(o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    return _logical_or(_eq(o, r), _logical_and(_isnan(o), _isnan(r)))

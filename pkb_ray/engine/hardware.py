@@ -1,0 +1,164 @@
+"""Which hardware a number was measured on, and what that hardware can do.
+
+`fingerprint()` names the machine (part of every cache key and every result). It never
+initialises CUDA in the calling process (the node actor must stay CUDA-free so that the
+rank processes own the GPUs): on cuda it asks nvidia-smi.
+
+`measure_profile()` runs inside a fresh rank process (the launcher starts one) and measures
+peer copy bandwidth for every GPU pair, HBM bandwidth and bf16/fp32 matmul rates; the
+result is cached per fingerprint in `<cache_dir>/hardware/`. On cpu there is no profile
+and the roofline is left None: the problems' bounds are NVLink and HBM bounds, which a CPU
+run has nothing to say about.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _nvidia_smi(*args: str) -> str:
+    try:
+        return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True,
+                              timeout=30, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _visible_indices(cuda_visible_devices: str | None) -> list[str] | None:
+    if not cuda_visible_devices:
+        return None
+    return [d.strip() for d in cuda_visible_devices.split(",") if d.strip()]
+
+
+def fingerprint(device: str, cuda_visible_devices: str | None = None) -> str:
+    """A short, stable name for this machine's relevant hardware and software."""
+    if device == "cpu":
+        desc = f"cpu:{_cpu_model()} x{os.cpu_count()}|torch {torch.__version__}"
+        return _tag("cpu", desc)
+    ids = _visible_indices(cuda_visible_devices if cuda_visible_devices is not None
+                           else os.environ.get("CUDA_VISIBLE_DEVICES"))
+    query = ["--query-gpu=index,name,driver_version", "--format=csv,noheader"]
+    if ids:
+        query += ["-i", ",".join(ids)]
+    rows = [r.split(", ") for r in _nvidia_smi(*query).splitlines() if r.strip()]
+    names = sorted({r[1] for r in rows if len(r) > 1}) or ["unknown-gpu"]
+    driver = rows[0][2] if rows and len(rows[0]) > 2 else "?"
+    topo = _nvidia_smi("topo", "-m")
+    topo_hash = hashlib.sha256(topo.encode()).hexdigest()[:8]
+    desc = (f"{'+'.join(names)} x{len(rows)}|driver {driver}|torch {torch.__version__}"
+            f"|cuda {torch.version.cuda}|topo {topo_hash}")
+    return _tag(f"{names[0].replace(' ', '_')}x{len(rows)}", desc)
+
+
+def _tag(prefix: str, desc: str) -> str:
+    return f"{prefix}-{hashlib.sha256(desc.encode()).hexdigest()[:12]}"
+
+
+def l2_bytes(device_index: int = 0) -> int:
+    """L2 size of a CUDA device (call only inside a rank process)."""
+    props = torch.cuda.get_device_properties(device_index)
+    return int(getattr(props, "L2_cache_size", 0) or 0)
+
+
+@dataclass
+class HardwareProfile:
+    fingerprint: str
+    peer_bw_gbps: dict[str, float] = field(default_factory=dict)
+    """GB/s (1e9 bytes/s) of a copy from GPU i to GPU j, key "i->j"."""
+    hbm_bw_gbps: float = 0.0
+    """GB/s of a device-to-device copy (bytes read + written)."""
+    bf16_tflops: float = 0.0
+    fp32_tflops: float = 0.0
+    topology: str = ""
+    measured_at: float = 0.0
+
+    def min_peer_bw_gbps(self, world_size: int) -> float | None:
+        vals = [v for k, v in self.peer_bw_gbps.items()
+                if all(int(x) < world_size for x in k.split("->"))]
+        return min(vals) if vals else None
+
+
+def profile_path(cache_dir: str | Path, fp: str) -> Path:
+    return Path(cache_dir).expanduser() / "hardware" / f"{fp}.json"
+
+
+def load_profile(cache_dir: str | Path, fp: str) -> HardwareProfile | None:
+    p = profile_path(cache_dir, fp)
+    if not p.exists():
+        return None
+    try:
+        return HardwareProfile(**json.loads(p.read_text()))
+    except (ValueError, TypeError):
+        return None
+
+
+def save_profile(cache_dir: str | Path, prof: HardwareProfile) -> None:
+    p = profile_path(cache_dir, prof.fingerprint)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(asdict(prof), indent=1))
+    tmp.replace(p)
+
+
+def _time_cuda(fn, reps: int) -> float:
+    """Median seconds of fn() over reps, after one warm-up, using CUDA events."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e) / 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def measure_profile(fp: str) -> HardwareProfile:
+    """Measure on every visible GPU pair (run in a fresh process that sees the node's GPUs).
+    About 1 s per pair plus ~3 s; 256 MB copies and 8192^3 matmuls."""
+    n = torch.cuda.device_count()
+    prof = HardwareProfile(fingerprint=fp, topology=_nvidia_smi("topo", "-m"), measured_at=time.time())
+    nbytes = 256 << 20
+    bufs = [torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{i}") for i in range(n)]
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                continue
+            with torch.cuda.device(i):
+                s = _time_cuda(lambda: bufs[j].copy_(bufs[i], non_blocking=True), 10)
+            prof.peer_bw_gbps[f"{i}->{j}"] = nbytes / s / 1e9
+    big = torch.empty(1 << 30, dtype=torch.uint8, device="cuda:0")
+    dst = torch.empty_like(big)
+    with torch.cuda.device(0):
+        s = _time_cuda(lambda: dst.copy_(big), 10)
+        prof.hbm_bw_gbps = 2 * big.numel() / s / 1e9
+        del big, dst
+        m = 8192
+        for dtype, attr in ((torch.bfloat16, "bf16_tflops"), (torch.float32, "fp32_tflops")):
+            a = torch.randn(m, m, device="cuda:0", dtype=dtype)
+            b = torch.randn(m, m, device="cuda:0", dtype=dtype)
+            s = _time_cuda(lambda: a @ b, 5)
+            setattr(prof, attr, 2 * m ** 3 / s / 1e12)
+    return prof

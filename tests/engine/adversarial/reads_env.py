@@ -1,0 +1,33 @@
+# HACK: looks for credentials in its environment (and its parent's, through /proc) and
+# returns a wrong answer if it finds one, so the test sees any leak as a failure. A harness
+# that forks its ranks from a process holding API keys hands them to every candidate.
+# EXPECTED: correct (no *_API_KEY / *_TOKEN / MLFLOW_* visible).
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def _leaks():
+    names = set(os.environ)
+    try:
+        with open(f"/proc/{os.getppid()}/environ", "rb") as f:
+            names |= {e.split(b"=", 1)[0].decode(errors="replace") for e in f.read().split(b"\0") if e}
+    except OSError:
+        pass
+    return sorted(n for n in names if n.endswith(("_API_KEY", "_TOKEN")) or n.startswith("MLFLOW_"))
+
+
+def solution(x):
+    leaks = _leaks()
+    if leaks:
+        raise RuntimeError(f"leaked: {leaks}")
+    store = dist.distributed_c10d._get_default_store()
+    rank, world = dist.get_rank(), dist.get_world_size()
+    call = store.add(f"calls/{rank}", 1)
+    store.set(f"x/{call}/{rank}", x.numpy().tobytes())
+    out = x.clone()
+    for r in range(world):
+        if r != rank:
+            out += torch.frombuffer(bytearray(store.get(f"x/{call}/{r}")), dtype=x.dtype).view_as(x)
+    return out

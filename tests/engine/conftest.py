@@ -1,0 +1,41 @@
+"""Shared helpers for the engine tests: real rank processes on CPU, a fixture problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.engine import EvalRequest, evaluate
+
+HERE = Path(__file__).parent
+ADVERSARIAL = HERE / "adversarial"
+CANDIDATES = HERE / "fixtures" / "candidates"
+FIXTURE_PROBLEMS = HERE / "fixtures" / "problems"
+LOADER = "tests.engine.fixtures.loaders:load_fixture_problem"
+
+# Short budgets keep the suite within ~3 minutes on 2 cores: timing stops after 1 s or 40
+# calls; a hang is declared after 6 s (an honest trial of the fixture takes ~1 ms).
+FAST_TIMING = TimingConfig(warmup_ms=5.0, min_calls=5, max_calls=40, target_rel_ci=0.05, max_timing_s=1.0)
+FAST_TIMEOUTS = TimeoutConfig(start_s=60.0, load_s=60.0, trial_s=6.0, timing_s=60.0)
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("pkb_cache"))
+
+
+def request_for(path: Path, cache_dir: str, **kw) -> EvalRequest:
+    args = dict(problem_id="sum_ranks", problems_source=str(FIXTURE_PROBLEMS),
+                candidate_source=path.read_text(), world_size=2, device="cpu", size="small",
+                trials=5, timing=FAST_TIMING, timeouts=FAST_TIMEOUTS, cache_dir=cache_dir)
+    args.update(kw)
+    return EvalRequest(**args)
+
+
+@pytest.fixture
+def run_eval(cache_dir):
+    def run(path: Path, **kw):
+        return evaluate(request_for(path, cache_dir, **kw), load_problem=LOADER)
+    return run

@@ -1,0 +1,90 @@
+"""Static check, correctness verdicts, environment allow-list, cache keys (no processes)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from pkb_ray.engine import static_check
+from pkb_ray.engine.correctness import compare
+from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
+from pkb_ray.engine.timing import rel_ci_of_median
+from pkb_ray.records import FailureClass
+
+from .conftest import ADVERSARIAL
+
+
+def test_static_flags():
+    src = """
+import time, threading
+import torch
+import torch.distributed as dist
+time.perf_counter = lambda: 0.0
+torch.cuda.synchronize = lambda *a: None
+s = torch.cuda.Stream()
+def solution(x):
+    try:
+        return x
+    except:
+        pass
+"""
+    r = static_check.check(src)
+    assert r.parse_error is None and not r.forbidden
+    for flag in ("patches_timer", "spawns_threads_or_processes", "side_stream", "swallows_exceptions",
+                 "returns_input"):
+        assert flag in r.flags, (flag, r.flags)
+
+
+def test_static_parse_error_and_harness_import():
+    r = static_check.check((ADVERSARIAL / "parse_error.py").read_text())
+    assert r.parse_error and "line" in r.parse_error
+    assert static_check.check("def f(x):\n    return x\n").parse_error  # no solution
+    r = static_check.check("from pkb_ray.engine import guard\ndef solution(x):\n    return x\n")
+    assert r.forbidden
+
+
+def test_static_clean_candidate_has_no_flags():
+    src = "import torch\n\ndef solution(x):\n    y = x * 2\n    return y\n"
+    assert static_check.check(src).flags == []
+
+
+def test_compare_verdicts():
+    r = torch.randn(100)
+    assert compare(r.clone(), r, 1e-5, 1e-5).ok
+    v = compare(r + 1, r, 1e-5, 1e-5)
+    assert v.failure == FailureClass.INCORRECT and math.isclose(v.max_abs_error, 1.0, rel_tol=1e-6)
+    bad = r.clone()
+    bad[3] = float("inf")
+    assert compare(bad, r, 1e-5, 1e-5).failure == FailureClass.NAN
+    for out in (None, "x", r.double(), r[:50], (r, r), r.view(10, 10), [1.0] * 100):
+        assert compare(out, r, 1e-5, 1e-5).failure == FailureClass.INCORRECT, out
+
+    class Liar(torch.Tensor):
+        pass
+
+    assert compare(r.clone().as_subclass(Liar), r, 1e-5, 1e-5).failure == FailureClass.INCORRECT
+    assert compare((r.clone(), r.clone()), (r, r), 0, 0).ok
+
+
+def test_env_allow_list():
+    base = {"PATH": "/bin", "OPENAI_API_KEY": "sk", "HF_TOKEN": "t", "AWS_SECRET_ACCESS_KEY": "a",
+            "MLFLOW_TRACKING_URI": "u", "NCCL_DEBUG": "INFO", "TORCH_HUB_TOKEN": "t",
+            "RANDOM_THING": "x", "CUDA_VISIBLE_DEVICES": "0,1", "NCCL_NVLS_ENABLE": "1"}
+    env = rank_env(base)
+    assert env["PATH"] == "/bin" and env["NCCL_DEBUG"] == "INFO" and env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    for k in ("OPENAI_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "MLFLOW_TRACKING_URI",
+              "TORCH_HUB_TOKEN", "RANDOM_THING"):
+        assert k not in env
+    for k, v in FORCED.items():
+        assert env[k] == v
+    assert is_secret("ANTHROPIC_API_KEY") and not is_secret("PATH")
+    d = dict(base)
+    removed = scrub_secrets(d)
+    assert "OPENAI_API_KEY" in removed and "PATH" in d and "OPENAI_API_KEY" not in d
+
+
+def test_rel_ci_of_median():
+    assert rel_ci_of_median([1.0] * 20) == 0.0
+    assert rel_ci_of_median([1.0, 2.0]) == math.inf
+    assert 0 < rel_ci_of_median([1.0 + 0.01 * (i % 5) for i in range(50)]) < 0.05
