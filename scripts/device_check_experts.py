@@ -39,8 +39,19 @@ PROBLEMS = ["allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast"]
 # Variants that force the code paths meant for larger worlds, so that they get
 # tested on 2 GPUs too: (problem, variant name, module attribute, value).
 VARIANTS = [
-    ("allreduce", "two_shot", "TWO_SHOT_MIN_WORLD", 2),
-    ("broadcast", "scatter_allgather", "SCATTER_MIN_WORLD", 2),
+    ("allreduce", "two_shot", {"TWO_SHOT_MIN_WORLD": 2}),
+    ("broadcast", "scatter_allgather", {"SCATTER_MIN_WORLD": 2}),
+    # remote phase through the copy engines (cudaMemcpyAsync on peer views)
+    ("allgather", "copy_engine", {"COPY_ENGINE": True}),
+    ("alltoall", "copy_engine", {"COPY_ENGINE": True}),
+    ("broadcast", "copy_engine", {"COPY_ENGINE": True}),
+    ("allreduce", "two_shot_copy_engine", {"TWO_SHOT_MIN_WORLD": 2, "COPY_ENGINE": True}),
+    # single-kernel pipelined variants (flags instead of barriers), last: a
+    # synchronization bug there must not spoil the measurements above
+    ("allreduce", "pipelined", {"PIPELINED": True}),
+    ("allgather", "pipelined", {"PIPELINED": True}),
+    ("reduce_scatter", "pipelined", {"PIPELINED": True}),
+    ("alltoall", "pipelined", {"PIPELINED": True}),
 ]
 SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 
@@ -93,17 +104,21 @@ def _time(fn, inputs, iters, warmup):
     import torch.distributed as dist
 
     times, outs = [], {}
+    _time.host = []
     for i in range(warmup + iters):
         k = i % len(inputs)
         dist.barrier()
         torch.cuda.synchronize()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
+        h0 = time.perf_counter()
         out = fn(*inputs[k])
+        h1 = time.perf_counter()
         b.record()
         torch.cuda.synchronize()
         if i >= warmup:
             times.append(a.elapsed_time(b))
+            _time.host.append((h1 - h0) * 1e3)
         outs[k] = out
     return times, outs
 
@@ -150,7 +165,7 @@ def _link_bandwidth(rank, world, allgather_expert):
     src = h.get_buffer(peer, (nbytes,), torch.uint8)
     dst = torch.empty(nbytes, dtype=torch.uint8, device=buf.device)
     ptrs = torch.tensor(list(h.buffer_ptrs), dtype=torch.int64, device=buf.device)
-    copy_k, _ = allgather_expert._kernels()
+    copy_k = allgather_expert._kernels()[0]
     units = nbytes // 16
     tab = torch.tensor([[0, units, peer, 0, -1, 0, -2, 0]], dtype=torch.int64, device=buf.device)
     h.barrier(0)
@@ -162,13 +177,20 @@ def _link_bandwidth(rank, world, allgather_expert):
     def ce():
         dst.copy_(src)
 
+    push_tab = torch.tensor([[0, units, -1, 0, peer, 0, -2, 0]], dtype=torch.int64, device=buf.device)
+
+    def sm_push():  # writes our dst (= the peer's data) back into the peer's buffer
+        copy_k(allgather_expert._grid(units, 4), (512, 1, 1), [ptrs, push_tab, 1, dst, dst, units, 1])
+
     res = {}
-    for name, fn in (("sm_pull", sm), ("copy_engine", ce)):
+    for name, fn in (("sm_pull", sm), ("copy_engine", ce), ("sm_push", sm_push)):
         times, _ = _time(lambda: fn(), [()], iters=10, warmup=3)
         med, _ = _slowest_median(times)
         res[name + "_GBps"] = nbytes / (med * 1e-3) / 1e9
+    h.barrier(0)
+    torch.cuda.synchronize()
     ok = bool(torch.equal(dst[:1 << 20].cpu(), src[:1 << 20].cpu()))
-    res["sm_pull_copy_correct"] = _all_ok(ok)
+    res["sm_copy_correct"] = _all_ok(ok)
     # HBM: local 1 GiB device-to-device copy, bytes read + written
     a = torch.empty(1 << 30, dtype=torch.uint8, device=buf.device)
     b = torch.empty_like(a)
@@ -194,8 +216,10 @@ def _check_problem(pid, variant, rank, world, opts, link, out_rows):
     import_s = time.perf_counter() - t0
     name = pid if not variant else f"{pid}[{variant}]"
     if variant:
-        attr, val = next((a, v) for p, n, a, v in VARIANTS if p == pid and n == variant)
-        setattr(expert, attr, val)
+        attrs = next(a for p, n, a in VARIANTS if p == pid and n == variant)
+        for attr, val in attrs.items():
+            assert hasattr(expert, attr), attr
+            setattr(expert, attr, val)
     rtol, atol = float(meta.get("rtol", 0.0)), float(meta.get("atol", 0.0))
     dev = f"cuda:{rank}"
     for size_name, size in _cases(pid, meta, world):
@@ -234,6 +258,7 @@ def _check_problem(pid, variant, rank, world, opts, link, out_rows):
             sets = [inputs_mod.make_inputs(rank, world, 3000 + i, size, device=dev) for i in range(2)]
             refs = [ref_mod.solution(s[0].clone()) for s in sets]
             et, eouts = _time(expert.solution, sets, opts.iters, opts.warmup)
+            row["expert_host_ms_rank0"] = statistics.median(_time.host)  # Python time to issue one call
             timed_ok = all(_close(eouts[k], refs[k], rtol, atol)[0] for k in eouts)
             row["timed_outputs_correct"] = _all_ok(timed_ok)
             e_med, _ = _slowest_median(et)
@@ -288,7 +313,7 @@ def _worker(rank, world, port, opts, result_path):
         result["link"]["first_nvrtc_compile_s"] = ag.COMPILE_SECONDS  # first compile in a fresh process
         if rank == 0:
             print("link", json.dumps(result["link"]), flush=True)
-        todo = [(p, None) for p in opts.problems] + [(p, v) for p, v, _, _ in VARIANTS if p in opts.problems]
+        todo = [(p, None) for p in opts.problems] + [(p, v) for p, v, _ in VARIANTS if p in opts.problems]
         for pid, variant in todo:
             _check_problem(pid, variant, rank, world, opts, result["link"], rows)
             if rank == 0:

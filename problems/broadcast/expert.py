@@ -188,6 +188,133 @@ extern "C" __global__ void __launch_bounds__(512) pull_reduce(
     }
   }
 }
+// ---- pipelined single-kernel variant (PIPELINED = True) -----------------
+// No barrier launch and no serial copy-in: each block walks chunks
+// c = blockIdx.x, +gridDim.x, ...; for each it publishes the chunk of x into
+// its own slot, raises flag[rank][c] = epoch in every peer's flag array
+// (release, system scope), then waits for the peers' flags for chunk c
+// (acquire) and pulls/reduces that chunk. Local copies of later chunks thus
+// overlap NVLink reads of earlier ones. The grid is one block per SM (all
+// blocks co-resident), and a block publishes chunk c before it waits on chunk
+// c, so no wait cycle can form. Cross-call safety: slot parity alternates;
+// a rank rewrites parity p in call e+2 only after its call e+1 saw every
+// peer's e+1 flags, raised after those peers finished call e.
+__device__ __forceinline__ void pp_signal(const u64* fptrs, int rank, int world,
+                                          int nch, int c, unsigned int epoch) {
+  if (threadIdx.x < world && threadIdx.x != rank) {
+    __threadfence_system();
+    unsigned int* f = (unsigned int*)fptrs[threadIdx.x] + rank * nch + c;
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(f), "r"(epoch) : "memory");
+  }
+}
+__device__ __forceinline__ void pp_wait(const u64* fptrs, int rank, int world,
+                                        int nch, int c, unsigned int epoch) {
+  if (threadIdx.x < world && threadIdx.x != rank) {
+    const unsigned int* f = (const unsigned int*)fptrs[rank] + threadIdx.x * nch + c;
+    u64 t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (true) {
+      unsigned int v;
+      asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+      if ((int)(v - epoch) >= 0) break;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      if (t - t0 > 5000000000ull) break;  // 5 s: give a wrong answer, never hang
+    }
+  }
+  __syncthreads();
+}
+
+// Units are 16 B. Publish: i in [0,total) outside [skip_lo,skip_hi) -> own
+// slot[i]; i in [own_lo,own_hi) -> out[own_out + i - own_lo]. Consume
+// i in [cons_lo,cons_hi): mode 0 (copy): out[k*out_stride + i - cons_lo] =
+// slot_k[i] for every peer k; mode 1 (bf16 sum): out[i - cons_lo] =
+// sum_k (k == rank ? x[i] : slot_k[i]).
+extern "C" __global__ void __launch_bounds__(512, 1) pp_run(
+    const u64* __restrict__ ptrs, const u64* __restrict__ fptrs,
+    const U4* __restrict__ x, U4* __restrict__ out, int rank, int world,
+    int mode, int total, int chunk, int skip_lo, int skip_hi, int own_lo,
+    int own_hi, int own_out, int cons_lo, int cons_hi, int out_stride,
+    int epoch) {
+  const int nch = (total + chunk - 1) / chunk;
+  U4* my = (U4*)ptrs[rank];
+  const unsigned int ep = (unsigned int)epoch;
+  for (int c = blockIdx.x; c < nch; c += gridDim.x) {
+    const int lo = c * chunk, hi = min(lo + chunk, total);
+    for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      const bool pub = i < skip_lo || i >= skip_hi;
+      const bool own = i >= own_lo && i < own_hi;
+      if (pub || own) {
+        const U4 v = x[i];
+        if (pub) my[i] = v;
+        if (own) out[own_out + i - own_lo] = v;
+      }
+    }
+    __syncthreads();
+    pp_signal(fptrs, rank, world, nch, c, ep);
+    const int a = max(lo, cons_lo), b = min(hi, cons_hi);
+    if (a >= b) continue;
+    pp_wait(fptrs, rank, world, nch, c, ep);
+    if (mode == 0) {
+      for (int k = 0; k < world; ++k) {
+        if (k == rank) continue;
+        const U4* src = (const U4*)ptrs[k];
+        U4* dst = out + (i64)k * out_stride - cons_lo;
+        for (int base = a + threadIdx.x; base < b; base += 4 * blockDim.x) {
+          U4 v[4];
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int i = base + u * blockDim.x;
+            if (i < b) v[u] = src[i];
+          }
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int i = base + u * blockDim.x;
+            if (i < b) dst[i] = v[u];
+          }
+        }
+      }
+    } else {
+      // two units per thread per step: 2 * world loads in flight (1 block/SM)
+      for (int i = a + threadIdx.x; i < b; i += 2 * blockDim.x) {
+        const int i2 = i + blockDim.x;
+        const bool has2 = i2 < b;
+        U4 v[MAXW], w[MAXW];
+#pragma unroll
+        for (int k = 0; k < MAXW; ++k)
+          if (k < world) {
+            const U4* src = k == rank ? x : (const U4*)ptrs[k];
+            v[k] = src[i];
+            if (has2) w[k] = src[i2];
+          }
+        float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f, a4 = 0.f, a5 = 0.f,
+              a6 = 0.f, a7 = 0.f;
+        float b0 = 0.f, b1 = 0.f, b2 = 0.f, b3 = 0.f, b4 = 0.f, b5 = 0.f,
+              b6 = 0.f, b7 = 0.f;
+#pragma unroll
+        for (int k = 0; k < MAXW; ++k)
+          if (k < world) {
+            acc2(a0, a1, v[k].x); acc2(a2, a3, v[k].y);
+            acc2(a4, a5, v[k].z); acc2(a6, a7, v[k].w);
+            if (has2) {
+              acc2(b0, b1, w[k].x); acc2(b2, b3, w[k].y);
+              acc2(b4, b5, w[k].z); acc2(b6, b7, w[k].w);
+            }
+          }
+        U4 r;
+        r.x = pack2(a0, a1); r.y = pack2(a2, a3);
+        r.z = pack2(a4, a5); r.w = pack2(a6, a7);
+        out[i - cons_lo] = r;
+        if (has2) {
+          U4 q;
+          q.x = pack2(b0, b1); q.y = pack2(b2, b3);
+          q.z = pack2(b4, b5); q.w = pack2(b6, b7);
+          out[i2 - cons_lo] = q;
+        }
+      }
+    }
+    __syncthreads();  // all reads of this chunk done before the next publish
+  }
+}
 """
 
 _MAXW = 8
@@ -247,13 +374,14 @@ def _kernels():
             from torch.cuda._utils import _CudaModule
 
             first = torch.cuda._compile_kernel(_SRC, "pull_copy")
-            ks = (_FastLaunch(first), _FastLaunch(_CudaModule(first.module).pull_reduce))
+            mod = _CudaModule(first.module)
+            ks = (_FastLaunch(first), _FastLaunch(mod.pull_reduce), _FastLaunch(mod.pp_run))
         except (AttributeError, ImportError):
             import cupy
 
             with cupy.cuda.Device(dev):
                 mod = cupy.RawModule(code=_SRC)
-                ks = (_CupyLaunch(mod.get_function("pull_copy")), _CupyLaunch(mod.get_function("pull_reduce")))
+                ks = tuple(_CupyLaunch(mod.get_function(k)) for k in ("pull_copy", "pull_reduce", "pp_run"))
         COMPILE_SECONDS = time.perf_counter() - t0
         _KERNELS[dev] = ks
     return ks
@@ -339,7 +467,7 @@ def _copy(st, s, x, out, tasks, vec):
     if tab is None:  # task tables depend only on shapes and rank: build once
         tab = torch.tensor(rows, dtype=torch.int64).to(x.device)
         st.tables[key] = tab
-    copy_k, _ = _kernels()
+    copy_k = _kernels()[0]
     copy_k(_grid(start, 4 if vec else 1), (_THREADS, 1, 1), [st.ptrs[s], tab, len(rows), x, out, start, int(vec)])
 
 
@@ -364,6 +492,35 @@ def _pull(st, s, x, out, tasks, vec):
             continue
         assert src >= 0 and dst == -1 and d2 == -2
         ob[do:do + n].copy_(st.peer(src)[base + so:base + so + n])
+
+
+# Single-kernel pipelined variant (see pp_run). Off by default until measured.
+PIPELINED = False
+_PP_CHUNKS_PER_BLOCK = 8
+
+
+def _pp_flags(st):
+    """Flag array [world][max chunks] of uint32, its own symmetric buffer."""
+    if getattr(st, "fptrs", None) is None:
+        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+        st.pp_grid = sms  # one 512-thread block per SM: all blocks co-resident
+        st.pp_max_chunks = sms * _PP_CHUNKS_PER_BLOCK + 8
+        st.flags = symm_mem.empty(st.world * st.pp_max_chunks, dtype=torch.int32, device=st.buf.device)
+        st.flags.zero_()
+        st.fhandle = symm_mem.rendezvous(st.flags, dist.group.WORLD)
+        st.fptrs = torch.tensor(list(st.fhandle.buffer_ptrs), dtype=torch.int64).to(st.buf.device)
+        st.fhandle.barrier(0)  # every rank zeroed its flags before anyone signals
+
+
+def _pp(st, s, x, out, mode, total, skip=(0, 0), own=(0, 0), own_out=0, cons=(0, 0), out_stride=0):
+    """Launch pp_run; all offsets in 16-byte units. Epoch = this call's number."""
+    _pp_flags(st)
+    chunk = max(512, -(-total // (st.pp_grid * _PP_CHUNKS_PER_BLOCK)))
+    assert -(-total // chunk) <= st.pp_max_chunks
+    pp_k = _kernels()[2]
+    pp_k((st.pp_grid, 1, 1), (_THREADS, 1, 1),
+         [st.ptrs[s], st.fptrs, x, out, st.rank, st.world, mode, total, chunk, skip[0], skip[1], own[0], own[1],
+          own_out, cons[0], cons[1], out_stride, st.calls])
 
 
 SCATTER_MIN_WORLD = 3
