@@ -269,7 +269,7 @@ def _check_problem(pid, variant, rank, world, opts, link, out_rows):
             wt, _ = _time(lambda: raw(), [()], opts.iters, opts.warmup)
             w_med, _ = _slowest_median(wt)
             rl = inputs_mod.roofline(world, size)
-            link_bw = max(link["sm_pull_GBps"], link["copy_engine_GBps"]) * 1e9
+            link_bw = max(link["sm_pull_GBps"], link["copy_engine_GBps"], link["sm_push_GBps"]) * 1e9
             roof_s = max(rl["nvlink_bytes_per_rank"] / link_bw, rl["hbm_bytes_per_rank"] / (link["hbm_copy_GBps"] * 1e9))
             row.update(
                 expert_ms=e_med,
@@ -335,8 +335,9 @@ def _markdown(result, command, device):
     link = result.get("link", {})
     if link:
         lines.append(
-            f"- link (256 MiB peer read, all ranks at once): SM pull {link['sm_pull_GBps']:.0f} GB/s, "
-            f"copy engine {link['copy_engine_GBps']:.0f} GB/s; HBM copy {link['hbm_copy_GBps']:.0f} GB/s"
+            f"- link (256 MiB to/from the next rank, all ranks at once): SM pull {link['sm_pull_GBps']:.0f} GB/s, "
+            f"copy engine pull {link['copy_engine_GBps']:.0f} GB/s, SM push {link['sm_push_GBps']:.0f} GB/s "
+            f"(roofline uses the best); HBM copy {link['hbm_copy_GBps']:.0f} GB/s"
         )
     lines += [
         "- times: median over calls of the slowest rank, barrier + synchronize before each call;"
