@@ -17,7 +17,7 @@ fraction 0.48. COPY_ENGINE: 0.136 / 0.242 ms; PIPELINED: 0.146 / 0.296 ms.
 #
 # Kernels are compiled with NVRTC through torch.cuda._compile_kernel: no torch
 # headers: the first compile + load on a fresh H200 machine took 0.61 s (later
-# processes there ~0.02 s, driver JIT cache warm), against 47.6 s for a cold
+# loads of this source in that process ~0.02 s), against 47.6 s for a cold
 # load_inline. All three kernels live in one NVRTC module (one compile per
 # process, cached in _KERNELS).
 #
