@@ -38,13 +38,22 @@ def litellm_module():
     LITELLM_LOCAL_MODEL_COST_MAP: litellm otherwise fetches its price table from GitHub at
     import (three tries, seconds when offline, as on cluster nodes) and prices would then
     depend on the day of the run; the table pinned with litellm 1.106.0 is reproducible."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+        # The OpenAI SDK imports its chat resources on the first request (0.5-1 s, measured);
+        # importing them here keeps that stall out of the first wave of concurrent calls.
+        import openai.resources.chat  # noqa: F401
 
-    litellm.suppress_debug_info = True
-    litellm.telemetry = False
-    litellm.drop_params = False  # an unsupported parameter is a config bug: fail loudly
-    return litellm
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        litellm.drop_params = False  # an unsupported parameter is a config bug: fail loudly
+        _litellm = litellm
+    return _litellm
+
+
+_litellm = None
 
 
 @dataclass

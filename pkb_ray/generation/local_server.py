@@ -149,6 +149,11 @@ class ScriptedServer:
             with self._lock:
                 self.in_flight -= 1
 
+    async def _stats(self, request: web.Request) -> web.Response:
+        with self._lock:
+            return web.json_response({"requests": len(self.requests), "in_flight": self.in_flight,
+                                      "max_in_flight": self.max_in_flight})
+
     def start(self) -> ScriptedServer:
         ready = threading.Event()
         errors: list[BaseException] = []
@@ -160,6 +165,7 @@ class ScriptedServer:
             app = web.Application(client_max_size=64 * 1024 * 1024)
             app.router.add_post("/v1/chat/completions", self._chat)
             app.router.add_post("/chat/completions", self._chat)
+            app.router.add_get("/stats", self._stats)
             self._runner = web.AppRunner(app, access_log=None)
             try:
                 loop.run_until_complete(self._runner.setup())
@@ -193,3 +199,23 @@ class ScriptedServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main() -> None:
+    """Serve in this process until killed: `python -m pkb_ray.generation.local_server
+    --delay-s 2` prints `PORT <n>` once listening (benchmarks run it apart from the client,
+    as a real provider is, so the two do not share one interpreter lock)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--delay-s", type=float, default=0.0)
+    args = ap.parse_args()
+    srv = ScriptedServer(port=args.port, default=Reply(delay_s=args.delay_s)).start()
+    print(f"PORT {srv.port}", flush=True)
+    while True:  # until SIGTERM / SIGINT ends the process
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
