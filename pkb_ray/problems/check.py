@@ -1,10 +1,11 @@
 """`pkb problems check`: run every reference on CPU with gloo at the small size, in real processes.
 
 World-size rank processes start ONCE and loop over all problems (a process start with torch
-import and gloo init costs ~2-3 s; 33 problems x that would dominate). If one rank fails
-inside a collective the others hang in it: the parent notices (a rank reported an error and
-the rest stay silent, or a problem overruns its time), kills the group, marks that problem
-failed and starts a fresh group for the problems after it.
+import and gloo init costs ~2-3 s; 33 problems x that would dominate). A rank that fails
+a problem stops (its collectives may now be out of step with its peers'); the others may hang
+in a collective it skipped. The parent notices (all ranks reported, or one reported an error
+and the rest stay silent for `grace_s`, or a problem overruns its time), kills the group,
+marks that problem failed and starts a fresh group for the problems after it.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _run_group(world_size: int, source: str, ids: list[str], problem_timeout_s: 
     for p in procs:
         p.start()
     verdicts: dict[str, CheckResult] = {}
-    reports: dict[str, dict[int, tuple[str, str, float]]] = {}
+    reports: dict[str, dict[int, tuple[str, str, float, int]]] = {}
     idx = 0  # the problem the group is working on
     # start-up (spawn + torch import + gloo init) gets its own allowance on a loaded 2-core box
     deadline = time.monotonic() + problem_timeout_s + 60
@@ -96,7 +97,9 @@ def _run_group(world_size: int, source: str, ids: list[str], problem_timeout_s: 
                 kind = msg[0]
                 if kind == "result":
                     _, mpid, rank, status, text, secs = msg
-                    reports.setdefault(mpid, {})[rank] = (status, text, secs)
+                    # arrival order: the first failure is the cause, later ones are often
+                    # peers seeing "connection closed" after the failing rank stopped
+                    reports.setdefault(mpid, {})[rank] = (status, text, secs, len(reports.get(mpid, {})))
                     if status == "FAIL" and first_error_at is None:
                         first_error_at = now
                 elif kind == "fatal":
@@ -106,6 +109,8 @@ def _run_group(world_size: int, source: str, ids: list[str], problem_timeout_s: 
             got = reports.get(pid, {})
             if len(got) == world_size:
                 verdicts[pid] = _combine(pid, got)
+                if not verdicts[pid].ok:
+                    return verdicts  # ranks that failed have left the loop: start a fresh group
                 idx += 1
                 deadline = now + problem_timeout_s
                 first_error_at = None
@@ -130,19 +135,25 @@ def _run_group(world_size: int, source: str, ids: list[str], problem_timeout_s: 
         q.close()
 
 
-def _combine(pid: str, got: dict[int, tuple[str, str, float]]) -> CheckResult:
-    secs = max(s for _, _, s in got.values())
-    fails = [(r, t) for r, (st, t, _) in sorted(got.items()) if st == "FAIL"]
-    if fails:
-        r, t = fails[0]
-        return CheckResult(pid, "FAIL", f"rank {r}: {t}", secs)
+def _first_failure(got: dict[int, tuple[str, str, float, int]]) -> str | None:
+    fails = sorted((seq, r, t) for r, (st, t, _, seq) in got.items() if st == "FAIL")
+    if not fails:
+        return None
+    _, r, t = fails[0]
+    return f"rank {r}: {t if len(t) <= 400 else t[:400] + '...'}"
+
+
+def _combine(pid: str, got: dict[int, tuple[str, str, float, int]]) -> CheckResult:
+    secs = max(v[2] for v in got.values())
+    first = _first_failure(got)
+    if first:
+        return CheckResult(pid, "FAIL", first, secs)
     return CheckResult(pid, "ok", "", secs)
 
 
-def _partial(pid: str, got: dict[int, tuple[str, str, float]], why: str) -> CheckResult:
-    fails = [(r, t) for r, (st, t, _) in sorted(got.items()) if st == "FAIL"]
-    text = f"rank {fails[0][0]}: {fails[0][1]}; " if fails else ""
-    return CheckResult(pid, "FAIL", text + why)
+def _partial(pid: str, got: dict[int, tuple[str, str, float, int]], why: str) -> CheckResult:
+    first = _first_failure(got)
+    return CheckResult(pid, "FAIL", (f"{first}; " if first else "") + why)
 
 
 def _rank_main(rank: int, world_size: int, port: int, source: str, ids: list[str], q) -> None:
@@ -177,6 +188,10 @@ def _rank_main(rank: int, world_size: int, port: int, source: str, ids: list[str
             where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
             q.put(("result", pid, rank, "FAIL", f"{type(exc).__name__}: {exc}{where}",
                    time.perf_counter() - t0))
+            # A failure may leave this rank's collectives out of step with its peers' (it
+            # skipped one they are blocked in); going on could pair the next problem's
+            # collectives with this one's. Stop: the parent starts a fresh group.
+            return
     dist.destroy_process_group()
 
 
