@@ -108,5 +108,20 @@ class KernelsCache:
             raise
         return p
 
+    def remove_stale_tmp(self, max_age_s: float = 3600.0) -> int:
+        """Delete temporary files a killed writer left behind (never a live write: those
+        are younger than `max_age_s`). Returns how many were removed."""
+        import time
+
+        now, n = time.time(), 0
+        for p in self.root.glob("??/.*.tmp"):
+            try:
+                if now - p.stat().st_mtime > max_age_s:
+                    p.unlink()
+                    n += 1
+            except FileNotFoundError:
+                pass
+        return n
+
     def keys(self) -> list[str]:
         return sorted(p.stem for p in self.root.glob("??/*.json"))

@@ -44,6 +44,10 @@ class TokenBucket:
                 await asyncio.sleep(delay)
                 waited += delay
 
+    def rebind(self) -> None:
+        """A fresh lock for a new event loop (the level carries over)."""
+        self._lock = asyncio.Lock()
+
     def debit(self, amount: float) -> None:
         """Take units after the fact (negative returns them); may go below zero."""
         self._refill()
@@ -58,14 +62,22 @@ class RateLimiter:
         self.rpm = TokenBucket(rpm) if rpm else None
         self.tpm = TokenBucket(tpm) if tpm else None
         self._semaphore: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._paused_until = 0.0  # time.monotonic() before which no request starts
         self.in_flight = 0
 
     @property
     def semaphore(self) -> asyncio.Semaphore:
-        # Created on first use, inside the running loop (a Ray async actor's loop).
-        if self._semaphore is None:
+        # Created on first use inside the running loop (a Ray async actor's loop), and
+        # again if the caller moved to a new loop (repeated asyncio.run in scripts and
+        # tests): asyncio primitives that ever waited are bound to their first loop.
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or loop is not self._loop:
+            self._loop = loop
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            for bucket in (self.rpm, self.tpm):
+                if bucket is not None:
+                    bucket.rebind()
         return self._semaphore
 
     def pause(self, seconds: float) -> None:

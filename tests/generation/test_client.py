@@ -166,3 +166,16 @@ def test_token_bucket_spaces_requests():
         return time.monotonic() - t0
 
     assert run(main()) >= 0.39  # the first is free, four more at 0.1 s each
+
+
+def test_client_survives_a_new_event_loop(srv):
+    # The driver's tests and scripts call asyncio.run repeatedly with one service.
+    srv.set_default("loops", Reply(delay_s=0.1))
+    client = ModelClient(local_cfg(srv, "loops", max_concurrency=1, rpm=600, tpm=10**6))
+
+    async def burst():
+        return await asyncio.gather(*(client.complete(MSG) for _ in range(3)))
+
+    for _ in range(2):
+        assert all(r.failure is None for r in run(burst()))
+    assert len(srv.requests_for("loops")) == 6

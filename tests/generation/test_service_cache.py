@@ -171,6 +171,9 @@ def test_sigkill_never_leaves_a_torn_entry(tmp_path):
         entry = cache.get("ab" + "0" * 62)
         assert entry is not None and len(entry["blob"]) == 2_000_000
     assert [p.name for p in tmp_path.rglob("*.json")] == ["ab" + "0" * 62 + ".json"]
+    leftovers = list(tmp_path.rglob(".*.tmp"))  # a killed writer's half-written temp files
+    assert cache.remove_stale_tmp(max_age_s=0.0) == len(leftovers)
+    assert not list(tmp_path.rglob(".*.tmp")) and cache.get("ab" + "0" * 62) is not None
 
 
 def test_budget_stop_replays_cached_cells_and_calls_nothing_new(srv, tmp_path):
