@@ -128,11 +128,19 @@ def _context() -> mp.context.BaseContext:
     return ctx
 
 
+def _noop() -> None:
+    pass
+
+
 def ensure_forkserver() -> None:
-    """Start the forkserver now (about 2-5 s for the torch import), e.g. at actor start."""
-    _context()
+    """Start the forkserver now and wait for its preload (the torch import, 2-5 s), e.g. at
+    actor start, so the first evaluation does not pay it."""
+    ctx = _context()
     with _patched_multiprocessing():
         mp_forkserver.ensure_running()
+        p = ctx.Process(target=_noop, name="pkb-forkserver-warmup")
+        p.start()
+    p.join(120)
 
 
 # --------------------------------------------------------------------------- the rank side

@@ -121,7 +121,10 @@ def _trim(log: str) -> str:
 
 
 def _compile_message(log: str) -> str:
-    for line in log.splitlines():
-        if "error" in line.lower() and ("error:" in line or "Error" in line):
-            return line.strip()[:300]
+    """The compiler's first error line (gcc/nvcc "file:line: error: ..."), else any error line."""
+    lines = log.splitlines()
+    for pred in (lambda l: ": error" in l, lambda l: "error:" in l.lower(), lambda l: "Error" in l):
+        for line in lines:
+            if pred(line):
+                return line.strip()[:300]
     return "extension build failed"

@@ -1,7 +1,8 @@
 """Static look at a candidate's source before anything runs it.
 
-A syntax error is a failure (`parse_error`). Importing the harness itself is a failure
-(`forbidden_api`): a candidate has no business reaching for the guard's internals. The
+A syntax error is a failure (`parse_error`). Importing the harness itself, and NCCL named in
+native source or a library path (ncclAllReduce, nccl.h, libnccl), are failures
+(`forbidden_api`): the runtime guard sees Python calls only. The
 known reward hacks are flags, not failures: they have legitimate uses (an in-place kernel
 returns its input; a compute/communication overlap uses a side stream), so the runtime
 checks decide and the flags travel with the result for a human to look at.
@@ -10,6 +11,7 @@ checks decide and the flags travel with the result for a human to look at.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 _TIMER_TARGETS = {
@@ -23,6 +25,9 @@ _SPAWN_CALLS = {"os.fork", "os.forkpty", "os.system", "os.popen", "os.spawnl", "
                 "os.posix_spawn", "os.execv", "os.execve", "pty.fork"}
 _STREAM_CALLS = {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream",
                  "torch.cuda.ExternalStream", "torch.Stream"}
+# Direct NCCL from native code or ctypes: the Python guard cannot see it, so the source must not ask.
+_NCCL_NATIVE = re.compile(r"\bnccl(AllReduce|AllGather|ReduceScatter|Broadcast|Bcast|Reduce|Send|Recv|"
+                          r"AllToAll|Alltoall|CommInitRank\w*|GroupStart|GroupEnd)\b|nccl\.h|libnccl")
 _STREAM_STRINGS = ("cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority")
 
 
@@ -129,8 +134,12 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and any(s in node.value for s in _STREAM_STRINGS):
-            self.flags.add(FLAG_STREAM)
+        if isinstance(node.value, str):
+            if any(s in node.value for s in _STREAM_STRINGS):
+                self.flags.add(FLAG_STREAM)
+            m = _NCCL_NATIVE.search(node.value)
+            if m:
+                self.forbidden.append(f"uses NCCL directly ({m.group(0)!r} in a string/native source)")
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         broad = node.type is None or (

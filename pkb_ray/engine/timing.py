@@ -34,6 +34,7 @@ from pkb_ray.config.schema import TimingConfig
 _perf_counter = time.perf_counter
 _cuda_synchronize = torch.cuda.synchronize
 _current_stream = torch.cuda.current_stream
+_Event = torch.cuda.Event
 _CudaEventBase = getattr(torch._C, "_CudaEventBase", None)
 _event_record = getattr(_CudaEventBase, "record", None)
 _event_elapsed = getattr(_CudaEventBase, "elapsed_time", None)
@@ -80,8 +81,8 @@ class _Caller:
         self.cuda = device.startswith("cuda")
         self.barrier = barrier
         if self.cuda:
-            self.start = torch.cuda.Event(enable_timing=True)
-            self.end = torch.cuda.Event(enable_timing=True)
+            self.start = _Event(enable_timing=True)
+            self.end = _Event(enable_timing=True)
         self.host_overhead_ms = 0.0
 
     def call(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, float]:

@@ -88,3 +88,10 @@ def test_rel_ci_of_median():
     assert rel_ci_of_median([1.0] * 20) == 0.0
     assert rel_ci_of_median([1.0, 2.0]) == math.inf
     assert 0 < rel_ci_of_median([1.0 + 0.01 * (i % 5) for i in range(50)]) < 0.05
+
+
+def test_static_forbids_native_nccl():
+    src = 'cpp = "#include <nccl.h>\\nvoid f(){ ncclAllReduce(0,0,0,0,0,0,0); }"\ndef solution(x):\n    return x\n'
+    assert static_check.check(src).forbidden
+    clean = '"""Replaces NCCL all-reduce with symmetric memory."""\ndef solution(x):\n    return x * 1\n'
+    assert not static_check.check(clean).forbidden
