@@ -267,7 +267,8 @@ class ModelClient:
             if not retryable or retry >= cfg.max_retries:
                 break
             if retry_after is not None and retry_after > self.max_retry_after_s:
-                result.message += f" (Retry-After {retry_after:.0f} s > {self.max_retry_after_s:.0f} s: not waiting)"
+                result.message += (f" (Retry-After {retry_after:.0f} s > "
+                                   f"{self.max_retry_after_s:.0f} s: not waiting)")
                 break
             if retry_after is not None and failure is FailureClass.RATE_LIMITED:
                 self.limiter.pause(retry_after)  # hold this model's other requests too

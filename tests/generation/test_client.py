@@ -179,3 +179,11 @@ def test_client_survives_a_new_event_loop(srv):
     for _ in range(2):
         assert all(r.failure is None for r in run(burst()))
     assert len(srv.requests_for("loops")) == 6
+
+
+def test_a_long_retry_after_ends_the_call_instead_of_blocking(srv):
+    # A daily quota answers Retry-After: 86400; the cell ends rate_limited (transient).
+    srv.set_default("quota", Reply(status=429, headers={"Retry-After": "86400"}))
+    r = run(ModelClient(local_cfg(srv, "quota"), **FAST_RETRY).complete(MSG))
+    assert r.failure is FailureClass.RATE_LIMITED and r.requests == 1
+    assert "not waiting" in r.message
