@@ -79,8 +79,12 @@ def run_sweep(dcfg: DictConfig) -> int:
         _say(f"pkb: {exc}")
         return EXIT_BAD_INPUT
 
-    from pkb_ray.generation.models import missing_api_key
+    from pkb_ray.generation.models import check_model_config, missing_api_key
 
+    bad = [f"model {m.name}: {why}" for m in models if (why := check_model_config(m))]
+    if bad:
+        _say("pkb: " + "\n  ".join(bad))
+        return EXIT_BAD_INPUT
     usable = []
     for model in models:
         var = missing_api_key(model)
@@ -158,7 +162,12 @@ def run_sweep(dcfg: DictConfig) -> int:
         if relogged:
             _say(f"pkb: re-logged {relogged} journal cells missing from MLflow")
 
-    budget = Budget(cfg.budget_usd, sum(r.generation.cost_usd for r in journal.records()))
+    # Spend counts what this sweep paid: a generation replayed from kernels_cache was paid
+    # for once already (and its cost still shows in the leaderboard's per-cell cost).
+    budget = Budget(
+        cfg.budget_usd,
+        sum(r.generation.cost_usd for r in journal.records() if not r.generation.cached),
+    )
     status = "FINISHED"
     progress = SweepProgress(len(pending), enabled=cfg.sweep.progress)
     deferred: list[str] = []
@@ -181,7 +190,9 @@ def run_sweep(dcfg: DictConfig) -> int:
         def record(state: CellState) -> None:
             result = finalize(state)
             if journal.append(result):
-                budget.spent_usd += result.generation.cost_usd
+                budget.spent_usd += sum(
+                    t.generation.cost_usd for t in state.turns if not t.generation.cached
+                )
                 if tracker:
                     tracker.log_cell(result)
             progress.update(result.status.value, result.generation.cost_usd)
@@ -228,6 +239,9 @@ def run_sweep(dcfg: DictConfig) -> int:
         turn_log.close()
     if status == "KILLED":
         return EXIT_INTERRUPTED
+    if budget.exhausted():
+        _say(f"pkb: the sweep's spend ${budget.spent_usd:.2f} reached budget_usd={budget.limit_usd}: "
+             "no new API calls were made after that; raise budget_usd and re-run to continue")
     if deferred:
         _say(f"pkb: {len(deferred)} cells deferred (not recorded; a re-run retries them):")
         for line in deferred[:20]:

@@ -17,9 +17,6 @@ from pkb_ray.driver.pipeline import BuildOutcome, CellState
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.tracking.turn_log import TurnLog
 
-PSEUDO_PROVIDER = "pseudo"
-
-
 def _prebuild_task(source: str, arch_list: str, cache_dir: str) -> BuildOutcome:
     from pkb_ray.engine.prebuild import prebuild
 
@@ -103,6 +100,9 @@ class RayStages:
             state.key.attempt,
             turn=len(state.turns) + 1,
             history=history,
+            # Past the budget, cached generations still replay; uncached ones come back
+            # as budget_exhausted (transient: deferred, not recorded) without a request.
+            allow_api_calls=not self.budget.exhausted(),
         )
 
     def history(self, state: CellState) -> list[dict] | None:
@@ -160,10 +160,4 @@ class RayStages:
         return self.agent.continue_cell(state)
 
     def may_generate(self, state: CellState) -> str | None:
-        model = self.models[state.key.model]
-        if model.provider != PSEUDO_PROVIDER and self.budget.exhausted():
-            return (
-                f"budget_exhausted: the sweep's spend ${self.budget.spent_usd:.2f} reached "
-                f"budget_usd={self.budget.limit_usd}; no new API calls"
-            )
-        return None
+        return None  # the budget is enforced per call (allow_api_calls), see generate()
