@@ -6,7 +6,8 @@ A problem is a directory `problems/<id>/` holding everything about it:
     reference.py   `solution(*inputs)`: PyTorch + torch.distributed, PKB-compatible; this
                    file is what models are shown
     inputs.py      `make_inputs(rank, world_size, seed, size, device)` -> tuple of tensors
-                   (`size` is the dict under `sizes.<name>` in problem.yaml), and
+                   (`size` is the dict under `sizes.<name>` in problem.yaml; the loader
+                   adds `dtype` to it: the problem's dtype unless the size sets its own), and
                    `roofline(world_size, size)` -> dict with the RooflineCounts fields
     expert.py      optional: a hand-written symmetric-memory candidate (`model=expert`)
 
