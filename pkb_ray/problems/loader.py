@@ -81,7 +81,13 @@ def load_problems(source: str = "builtin", ids: list[str] | tuple[str, ...] | No
         result.errors.append(ProblemError("*", str(root), None, f"problems source {source!r} is not a directory"))
         return result
     dirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and (p / "problem.yaml").exists()}
+    # a directory with problem files but no problem.yaml is a broken problem, not a stray folder
+    half = [p for p in sorted(root.iterdir()) if p.is_dir() and p.name not in dirs
+            and any((p / f).exists() for f in PROBLEM_FILES[1:])]
     wanted = list(dirs) if not ids else list(ids)
+    if not ids:
+        for p in half:
+            result.errors.append(ProblemError(p.name, str(p / "problem.yaml"), None, "missing problem.yaml"))
     for pid in wanted:
         if pid not in dirs:
             result.errors.append(unknown_id_error(pid, list(dirs), str(root)))

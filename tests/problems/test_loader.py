@@ -101,6 +101,7 @@ BROKEN = {
         (d / "inputs.py").read_text().replace('"flops_per_rank": (world_size', '"flops_per_rank": -(world_size')),
         "inputs.py", "roofline", "flops_per_rank"),
     "bad_yaml": (lambda d: (d / "problem.yaml").write_text("id: [unclosed\n"), "problem.yaml", None, "YAML"),
+    "no_yaml": (lambda d: (d / "problem.yaml").unlink(), "problem.yaml", None, "missing problem.yaml"),
 }
 
 
