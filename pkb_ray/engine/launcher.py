@@ -229,7 +229,10 @@ def _log_tail(workdir: str, world_size: int) -> dict[int, str]:
     for r in range(world_size):
         p = Path(workdir) / f"rank{r}.log"
         try:
-            text = p.read_text(errors="replace")
+            with open(p, "rb") as f:  # only the tail: a candidate may print gigabytes
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 4 * LOG_TAIL_CHARS))
+                text = f.read().decode(errors="replace")
         except OSError:
             text = ""
         out[r] = text[-LOG_TAIL_CHARS:]
@@ -246,15 +249,21 @@ def launch(target: Callable[..., None], world_size: int, job: dict[str, Any],
     ctx = _context()
     procs, conns = [], []
     with _patched_multiprocessing():
-        for r in range(world_size):
-            recv_end, send_end = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_bootstrap, name=f"pkb-rank{r}",
-                            args=(target, r, world_size, job, send_end, envs[r], workdir))
-            p.daemon = False
-            p.start()
-            send_end.close()
-            procs.append(p)
-            conns.append(recv_end)
+        try:
+            for r in range(world_size):
+                recv_end, send_end = ctx.Pipe(duplex=False)
+                conns.append(recv_end)
+                p = ctx.Process(target=_bootstrap, name=f"pkb-rank{r}",
+                                args=(target, r, world_size, job, send_end, envs[r], workdir))
+                p.daemon = False
+                p.start()
+                send_end.close()
+                procs.append(p)
+        except BaseException:
+            _kill_group(procs)  # no half-started group left waiting for its peers
+            for c in conns:
+                c.close()
+            raise
 
     now = time.monotonic()
     phase = {r: "start" for r in range(world_size)}

@@ -119,3 +119,13 @@ def test_no_guard_lets_the_reference_itself_run(run_eval):
     res = run_eval(ADVERSARIAL / "calls_all_reduce.py", guard=False, time_candidate=False)
     assert res.correct, (res.message, res.log[-2000:])
     assert "guard_off" in res.flags and res.candidate_ms is None
+
+
+def test_killing_the_forkserver_costs_one_candidate(run_eval):
+    from pkb_ray.engine import launcher
+
+    res = run_eval(ADVERSARIAL / "kills_forkserver.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.message, res.log[-2000:])
+    ok = run_eval(CANDIDATES / "store_exchange.py")
+    assert ok.correct, (ok.message, ok.log[-2000:])
+    assert launcher._forkserver_popen.poll() is None  # a new forkserver is up

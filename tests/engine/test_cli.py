@@ -1,0 +1,35 @@
+"""`pkb eval ... --json`: the last printed line is the result as JSON (real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from .conftest import ADVERSARIAL, CANDIDATES, FIXTURE_PROBLEMS
+
+
+def _pkb_eval(path, tmp_path, *extra):
+    cmd = [sys.executable, "-m", "pkb_ray.cli", "eval", "sum_ranks", str(path), "--source",
+           str(FIXTURE_PROBLEMS), "--device", "cpu", "--cache-dir", str(tmp_path / "cache"), *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+
+def test_eval_json_last_line(tmp_path):
+    proc = _pkb_eval(CANDIDATES / "store_exchange.py", tmp_path, "--json", "--trials", "3")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    d = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert d["correct"] is True and d["failure"] is None and d["trials"] == 3
+    for k in ("speedup", "candidate_ms", "reference_ms", "roofline_fraction", "world_size",
+              "hardware_fingerprint", "harness_version", "flags", "node_seconds"):
+        assert k in d
+    assert d["speedup"] > 0 and "log" not in d
+
+
+def test_eval_failure_exit_code_and_human_output(tmp_path):
+    proc = _pkb_eval(ADVERSARIAL / "calls_all_reduce.py", tmp_path)
+    assert proc.returncode == 1
+    assert "FAILED (forbidden_api)" in proc.stdout
+    proc = _pkb_eval(ADVERSARIAL / "parse_error.py", tmp_path, "--json")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["failure"] == "parse_error"
