@@ -103,8 +103,11 @@ def _run_group(world_size: int, source: str, ids: list[str], problem_timeout_s: 
                     if status == "FAIL" and first_error_at is None:
                         first_error_at = now
                 elif kind == "fatal":
+                    # the group never started (gloo init, loading): a new group would fail the
+                    # same way, so every problem left gets this verdict
                     _, rank, text = msg
-                    verdicts[pid] = CheckResult(pid, "FAIL", f"rank {rank}: {text}")
+                    for left in ids[idx:]:
+                        verdicts[left] = CheckResult(left, "FAIL", f"rank {rank}: {text}")
                     return verdicts
             got = reports.get(pid, {})
             if len(got) == world_size:
@@ -115,7 +118,8 @@ def _run_group(world_size: int, source: str, ids: list[str], problem_timeout_s: 
                 deadline = now + problem_timeout_s
                 first_error_at = None
                 continue
-            dead = [r for r, p in enumerate(procs) if p.exitcode not in (None, 0)]
+            # a rank gone without reporting this problem (crash, os._exit, sys.exit in a reference)
+            dead = [r for r, p in enumerate(procs) if p.exitcode is not None and r not in got]
             if dead and msg is None:
                 verdicts[pid] = _partial(pid, got, f"rank {dead[0]} exited with code {procs[dead[0]].exitcode}")
                 return verdicts

@@ -30,6 +30,8 @@ def solution(x):
     "f_modifies_input": "def solution(x):\n    x.mul_(2)\n    return x\n",
     "g_nondeterministic": "import torch\ndef solution(x):\n    return x + torch.rand(())\n",
     "h_wrong_dtype": "import torch\ndef solution(x):\n    return x.to(torch.float16)\n",
+    # the process vanishes without a Python exception: caught by its exit, not by a timeout
+    "h2_exits": "import os\ndef solution(x):\n    os._exit(3)\n",
 }
 INPUTS = {
     "i_constant_inputs": ('torch.randn(size["rows"], size["cols"], generator=g, device=device)',
@@ -70,6 +72,7 @@ def test_check_reports_each_failure_and_recovers(tmp_path):
         "f_modifies_input": "modified its inputs",
         "g_nondeterministic": "not deterministic",
         "h_wrong_dtype": "torch.float16",
+        "h2_exits": "exited with code 3",
         "i_constant_inputs": "constant",
         "j_ignores_seed": "identical inputs",
         "y_bad_meta": "load error",
