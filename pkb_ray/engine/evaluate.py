@@ -100,6 +100,11 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None,
         raise ValueError(f"problem {req.problem_id!r} has no size {req.size!r} "
                          f"(sizes: {sorted(problem.spec.sizes)})")
     cvd = cuda_visible_devices if cuda_visible_devices is not None else os.environ.get("CUDA_VISIBLE_DEVICES")
+    if req.device == "cuda" and cvd:
+        visible = [d for d in cvd.split(",") if d.strip()]
+        if len(visible) < req.world_size:
+            raise ValueError(f"world_size {req.world_size} needs {req.world_size} GPUs; "
+                             f"CUDA_VISIBLE_DEVICES={cvd!r} has {len(visible)}")
     fp = hardware.fingerprint(req.device, cvd)
     result.hardware_fingerprint = fp
     cache_dir = str(Path(req.cache_dir).expanduser())
@@ -164,6 +169,9 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None,
     cand, ref = payloads[0].get("candidate_timing"), payloads[0].get("reference_timing")
     if cand:
         result.candidate_ms = cand["median_ms"]
+        if cand.get("clock") == "host" and req.device == "cuda":
+            # Work the CUDA events did not see (a side stream): timed by the host clock.
+            result.flags = sorted(set(result.flags) | {"timed_by_host_clock"})
     if ref:
         result.reference_ms = ref["median_ms"]
     if result.candidate_ms and result.reference_ms:

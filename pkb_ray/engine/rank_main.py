@@ -104,6 +104,19 @@ class _Group:
         with guard.harness_section():
             dist.barrier(group=self.pg)
 
+    def device_barrier(self, device: str) -> Callable[[], None] | None:
+        """cuda: a one-element NCCL all-reduce on the default group, queued on the current
+        stream, so that the ranks' streams leave it together (timing.py)."""
+        if not device.startswith("cuda"):
+            return None
+        token = torch.zeros(1, device=device)
+
+        def align() -> None:
+            with guard.harness_section():
+                dist.all_reduce(token)
+
+        return align
+
     def gather(self, obj: Any) -> list[Any]:
         out: list[Any] = [None] * self.world_size
         with guard.harness_section():
@@ -175,6 +188,7 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
         from pkb_ray.engine.hardware import l2_bytes
         l2 = l2_bytes(rank)
     ref_timing = None
+    align = group.device_barrier(device)
     if job["time_candidate"]:
         tpath = cache.timing_path(cache_dir, key, timing_cfg)
         ref_timing = cache.read_json(tpath)
@@ -182,7 +196,8 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
             sets = timing.input_sets_for_cold_l2(lambda k: make(TIMING_SEED0 + 100 + k),
                                                  make(TIMING_SEED0 + 100), l2)
             stats, _ = timing.time_calls(problem.solution, sets, timing_cfg, device=device,
-                                         barrier=group.barrier, gather=group.gather)
+                                         barrier=group.barrier, gather=group.gather,
+                                         device_barrier=align)
             ref_timing = _stats_dict(stats)
             if rank == 0:
                 cache.write_json(tpath, ref_timing)
@@ -239,7 +254,8 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
         chan.phase("timing")
         try:
             stats, caller = timing.time_calls(solution, cand_sets, timing_cfg, device=device,
-                                              barrier=group.barrier, gather=group.gather)
+                                              barrier=group.barrier, gather=group.gather,
+                                              device_barrier=align)
             if guard.violations():
                 raise guard.ForbiddenAPIError(guard.violations()[0])
         except BaseException as e:  # noqa: BLE001
@@ -301,7 +317,8 @@ def _stats_dict(stats: timing.TimingStats) -> dict[str, Any]:
     return {"median_ms": stats.median_ms, "calls": stats.calls, "warmup_calls": stats.warmup_calls,
             "rel_ci": stats.rel_ci if stats.rel_ci != float("inf") else None,
             "stopped": stats.stopped, "input_sets": stats.input_sets,
-            "host_overhead_ms": stats.host_overhead_ms}
+            "host_overhead_ms": stats.host_overhead_ms, "clock": stats.clock,
+            "event_median_ms": stats.event_median_ms, "host_median_ms": stats.host_median_ms}
 
 
 def profile_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> None:

@@ -5,9 +5,11 @@ One call, on each rank: a harness barrier, then
         torch.cuda.synchronize() (waits for every stream, so work a candidate hides on a
         side stream is still counted) and a host clock around the whole;
   cpu:  the host clock around the call.
-The call's time on a rank is max(event time, host time - host overhead), where the host
-overhead is the median host time of an empty call measured the same way; the call's time
-is the slowest rank's. The reported time is the median over calls.
+On cuda the ranks' streams are first aligned by a one-element NCCL all-reduce issued by
+the harness (exempt from the guard), so every rank's start event fires at the same moment.
+A call's time is the slowest rank's, on each clock; the reported time is the median over
+calls of the event clock, or of the host clock (minus the measured overhead of an empty
+call) when that is clearly larger: work on a side stream (see time_calls).
 
 Warm-up is by time (TimingConfig.warmup_ms); then calls repeat in batches until the
 median's 95% confidence half-width (order statistics) is within target_rel_ci of it, or
@@ -56,7 +58,11 @@ class TimingStats:
     input_sets: int
     host_overhead_ms: float = 0.0
     per_call_ms: list[float] = field(default_factory=list)
-    """Slowest rank's time of every timed call, in call order."""
+    """Slowest rank's time of every timed call, in call order (on the reported clock)."""
+    clock: str = "event"
+    """event | host: which clock the median comes from (host = work outside the events)."""
+    event_median_ms: float = 0.0
+    host_median_ms: float = 0.0
 
 
 def rel_ci_of_median(samples: Sequence[float]) -> float:
@@ -75,56 +81,76 @@ def rel_ci_of_median(samples: Sequence[float]) -> float:
 
 
 class _Caller:
-    """Makes one timed call on this rank."""
+    """Makes one timed call on this rank; returns (output, event_ms, host_ms)."""
 
-    def __init__(self, device: str, barrier: Barrier) -> None:
+    def __init__(self, device: str, barrier: Barrier, device_barrier: Barrier | None = None) -> None:
         self.cuda = device.startswith("cuda")
         self.barrier = barrier
+        self.device_barrier = device_barrier
         if self.cuda:
             self.start = _Event(enable_timing=True)
             self.end = _Event(enable_timing=True)
         self.host_overhead_ms = 0.0
 
-    def call(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, float]:
+    def _timed(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, float, float]:
         self.barrier()
         if self.cuda:
             _cuda_synchronize()
             h0 = _perf_counter()
+            if self.device_barrier is not None:
+                # Align the ranks' streams: the start events of all ranks fire together, so a
+                # peer's late host does not count as this rank's kernel time (with a host
+                # barrier alone, rank skew of tens of us is added to 15 us kernels).
+                self.device_barrier()
             _event_record(self.start, _current_stream())
             out = fn(*inputs)
             _event_record(self.end, _current_stream())
             _cuda_synchronize()
             h1 = _perf_counter()
-            event_ms = _event_elapsed(self.start, self.end)
-            host_ms = (h1 - h0) * 1e3
-            return out, max(event_ms, host_ms - self.host_overhead_ms)
+            return out, _event_elapsed(self.start, self.end), (h1 - h0) * 1e3
         h0 = _perf_counter()
         out = fn(*inputs)
-        h1 = _perf_counter()
-        return out, (h1 - h0) * 1e3
+        ms = (_perf_counter() - h0) * 1e3
+        return out, ms, ms
+
+    def call(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, float]:
+        """One call timed like every timed call; returns (output, this rank's time in ms)."""
+        out, event_ms, host_ms = self._timed(fn, inputs)
+        return out, max(event_ms, host_ms - self.host_overhead_ms)
 
     def calibrate(self) -> None:
-        """Host time of an empty call (events + synchronize), subtracted from host times."""
+        """Host time of an empty call (barrier alignment + events + synchronize)."""
         if not self.cuda:
             return
-        samples = []
-        for _ in range(20):
-            _cuda_synchronize()
-            h0 = _perf_counter()
-            _event_record(self.start, _current_stream())
-            _event_record(self.end, _current_stream())
-            _cuda_synchronize()
-            samples.append((_perf_counter() - h0) * 1e3)
-        self.host_overhead_ms = statistics.median(samples)
+        samples = [self._timed(_empty, ())[2] for _ in range(20)]
+        self.host_overhead_ms = statistics.median(samples[5:])
+
+
+def _empty() -> None:
+    return None
+
+
+# Host-clock medians above event medians by more than this mean work the events did not
+# see (a side stream): then the host-clock median is reported.
+HOST_CLOCK_TOLERANCE = 1.2
+HOST_CLOCK_SLACK_MS = 0.02
 
 
 def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg: TimingConfig, *,
-               device: str, barrier: Barrier, gather: Gather) -> tuple[TimingStats, _Caller]:
+               device: str, barrier: Barrier, gather: Gather,
+               device_barrier: Barrier | None = None) -> tuple[TimingStats, _Caller]:
     """Time `fn` over `input_sets` (call i uses set i % len) on every rank of the group.
+
+    Per call and rank two clocks are read: CUDA events on the current stream, and the host
+    clock around the call plus a device synchronize (minus the calibrated overhead of an
+    empty call). A call's time on each clock is the slowest rank's. The events give the
+    precise number; if the host-clock median exceeds the event median by more than 20% (+20
+    us), work ran where the events could not see it (a side stream) and the host-clock
+    median is reported instead (`clock` = "host"). On cpu both clocks are the host clock.
 
     Returns the stats (identical on every rank) and the caller, whose `.call` makes one more
     call timed the same way (the harness checks that call's output)."""
-    caller = _Caller(device, barrier)
+    caller = _Caller(device, barrier, device_barrier)
     caller.calibrate()
     overheads = gather([caller.host_overhead_ms])
     caller.host_overhead_ms = min(o[0] for o in overheads)  # the same on every rank
@@ -132,33 +158,39 @@ def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg:
     n_sets = len(input_sets)
     i = 0
 
-    def run(n: int) -> list[float]:
+    def run(n: int) -> tuple[list[float], list[float]]:
         nonlocal i
-        times = []
+        ev, host = [], []
         for _ in range(n):
-            _, ms = caller.call(fn, input_sets[i % n_sets])
+            _, e, h = caller._timed(fn, input_sets[i % n_sets])
             i += 1
-            times.append(ms)
-        return times
+            ev.append(e)
+            host.append(max(0.0, h - caller.host_overhead_ms))
+        return ev, host
 
-    def gathered_max(local: list[float]) -> tuple[list[float], float]:
-        elapsed = _perf_counter() - t_begin
-        rows = gather(local + [elapsed])
-        per_call = [max(r[j] for r in rows) for j in range(len(local))]
-        return per_call, max(r[-1] for r in rows)
+    def gathered_max(ev: list[float], host: list[float]) -> tuple[list[float], list[float], float]:
+        n = len(ev)
+        rows = gather(ev + host + [_perf_counter() - t_begin])
+        ev_max = [max(r[j] for r in rows) for j in range(n)]
+        host_max = [max(r[n + j] for r in rows) for j in range(n)]
+        return ev_max, host_max, max(r[-1] for r in rows)
 
     # Warm up by time: one call tells how long a call takes, then enough calls for warmup_ms.
-    first, _ = gathered_max(run(1))
-    warm = min(1000, max(0, math.ceil(cfg.warmup_ms / max(first[0], 1e-3)) - 1))
+    ev1, host1, _ = gathered_max(*run(1))
+    first = max(ev1[0], host1[0])
+    warm = min(1000, max(0, math.ceil(cfg.warmup_ms / max(first, 1e-3)) - 1))
     if warm:
         run(warm)
-    samples: list[float] = []
+    ev_samples: list[float] = []
+    host_samples: list[float] = []
     stopped = "max_calls"
     batch = max(1, cfg.min_calls)
     while True:
-        batch = min(batch, cfg.max_calls - len(samples))
-        per_call, elapsed_s = gathered_max(run(batch))
-        samples += per_call
+        batch = min(batch, cfg.max_calls - len(ev_samples))
+        ev, host, elapsed_s = gathered_max(*run(batch))
+        ev_samples += ev
+        host_samples += host
+        samples = _pick(ev_samples, host_samples)[0]
         rel = rel_ci_of_median(samples)
         if len(samples) >= cfg.min_calls and rel <= cfg.target_rel_ci:
             stopped = "stable"
@@ -170,10 +202,19 @@ def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg:
             stopped = "max_time"
             break
         batch = max(cfg.min_calls, len(samples) // 2)
+    samples, clock = _pick(ev_samples, host_samples)
     stats = TimingStats(median_ms=statistics.median(samples), calls=len(samples),
                         warmup_calls=warm + 1, rel_ci=rel, stopped=stopped, input_sets=n_sets,
-                        host_overhead_ms=caller.host_overhead_ms, per_call_ms=samples)
+                        host_overhead_ms=caller.host_overhead_ms, per_call_ms=samples, clock=clock,
+                        event_median_ms=statistics.median(ev_samples),
+                        host_median_ms=statistics.median(host_samples))
     return stats, caller
+
+
+def _pick(ev: list[float], host: list[float]) -> tuple[list[float], str]:
+    if statistics.median(host) > HOST_CLOCK_TOLERANCE * statistics.median(ev) + HOST_CLOCK_SLACK_MS:
+        return host, "host"
+    return ev, "event"
 
 
 def input_sets_for_cold_l2(make_set: Callable[[int], Sequence[Any]], first: Sequence[Any],

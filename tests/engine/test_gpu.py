@@ -97,6 +97,7 @@ def test_node_survives_gpu_faults_and_classifies_them(cache_dir):
     res = evaluate(_req((GPU_ADV / "side_stream.py").read_text(), cache_dir))
     _report("side_stream", res)
     assert res.correct and "side_stream" in res.flags, (res.message, res.log[-3000:])
+    assert "timed_by_host_clock" in res.flags
     # ~3 ms of side-stream matmuls per call must show in the time (events alone would not).
     assert res.candidate_ms > 5 * base.candidate_ms and res.candidate_ms > 1.0
 
