@@ -6,11 +6,15 @@
 
 On a Ray cluster: `start_node_evaluators(...)` returns NodeEvaluator actors (one per GPU
 node, holding all its GPUs) whose `evaluate.remote(request)` does the same.
-Nothing here touches CUDA at import time; Ray is imported only for the actor names.
+
+Nothing here touches CUDA at import time. Ray (~1 s to import) is imported only when an
+actor name is used. `evaluate` is imported eagerly: it shares its name with its module, and a
+lazy attribute would be shadowed by the submodule once anything imported it.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from pkb_ray.engine.evaluate import evaluate
@@ -29,13 +33,14 @@ __all__ = [
     "start_node_evaluators",
 ]
 
-_RAY_NAMES = {"NodeEvaluator", "start_node_evaluators", "gpu_nodes_in_cluster"}
+_LAZY = {
+    "NodeEvaluator": "pkb_ray.engine.node_evaluator",
+    "start_node_evaluators": "pkb_ray.engine.node_evaluator",
+    "gpu_nodes_in_cluster": "pkb_ray.engine.node_evaluator",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # Ray costs ~1 s to import; `pkb eval` and the rank processes never need it.
-    if name in _RAY_NAMES:
-        from pkb_ray.engine import node_evaluator
-
-        return getattr(node_evaluator, name)
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
