@@ -24,6 +24,7 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 from pkb_ray.engine import hardware, launcher
 from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.evaluate import DEFAULT_LOADER, evaluate
+from pkb_ray.engine.prebuild import BuildResult
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.records import EvalResult
 
@@ -47,8 +48,10 @@ class _NodeEvaluator:
         # Pay the forkserver's torch import now, not in the first evaluation's node time.
         launcher.ensure_forkserver()
 
-    def evaluate(self, request: EvalRequest) -> EvalResult:
-        return evaluate(request, self.load_problem, cuda_visible_devices=self.cuda_visible_devices)
+    def evaluate(self, request: EvalRequest, build: BuildResult | None = None) -> EvalResult:
+        """Evaluate one candidate; `build` (optional) is its prebuild result from a CPU worker."""
+        return evaluate(request, self.load_problem, build=build,
+                        cuda_visible_devices=self.cuda_visible_devices)
 
     def fingerprint(self) -> str:
         return self._fingerprint
