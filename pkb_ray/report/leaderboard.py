@@ -122,15 +122,39 @@ def plot_turn_curves(curves: dict[str, dict[str, list[float]]], path: Path) -> P
     return path
 
 
+def _display_row(s: ModelSummary) -> dict[str, str]:
+    """The printed table: the headline figures only (Markdown and CSV carry every column)."""
+    return {
+        "model": s.model,
+        "mode": s.mode,
+        "cells": str(s.cells),
+        "ok/wrong/failed": "/".join(
+            str(s.counts.get(k, 0)) for k in ("correct", "incorrect", "failed")
+        ),
+        "pass@1": _fmt(s.pass_at_1),
+        f"pass@{s.k}": _fmt(s.pass_at_k),
+        f"fast1@{s.k}": _fmt(s.fast1_at_k),
+        f"fast_1.5@{s.k}": _fmt(s.fast_p_at_k[1.5]),
+        f"fast_2@{s.k}": _fmt(s.fast_p_at_k[2.0]),
+        "geomean x": _fmt(s.geomean_speedup),
+        "cost $": f"{s.cost_usd:.2f}",
+    }
+
+
 def print_leaderboard(summaries: list[ModelSummary], title: str) -> None:
+    import sys
+
     from rich.console import Console
     from rich.table import Table
 
-    cols = _columns(summaries)
+    rows = [_display_row(s) for s in summaries]
+    cols: list[str] = []
+    for row in rows:
+        cols += [c for c in row if c not in cols]
     table = Table(title=title)
     for c in cols:
-        table.add_column(c, justify="left" if c in ("model", "mode") else "right")
-    for s in summaries:
-        row = s.as_row()
-        table.add_row(*[_fmt(row.get(c)) for c in cols])
-    Console().print(table)
+        table.add_column(c, justify="left" if c in ("model", "mode") else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*[row.get(c, "-") for c in cols])
+    # Logs and CI are not terminals: give the table room instead of rich's 80 columns.
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
