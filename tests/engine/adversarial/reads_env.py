@@ -1,7 +1,8 @@
 # HACK: looks for credentials in its environment (and its parent's, through /proc) and
 # returns a wrong answer if it finds one, so the test sees any leak as a failure. A harness
 # that forks its ranks from a process holding API keys hands them to every candidate.
-# EXPECTED: correct (no *_API_KEY / *_TOKEN / MLFLOW_* visible).
+# EXPECTED: correct (no *_API_KEY / *_TOKEN / MLFLOW_* visible; multicast variables off;
+# cwd is the rank's own temporary directory).
 import os
 
 import torch
@@ -22,6 +23,11 @@ def solution(x):
     leaks = _leaks()
     if leaks:
         raise RuntimeError(f"leaked: {leaks}")
+    # The harness's promises about the rank environment (not a hack, a check of them).
+    forced = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+    wrong = {k: os.environ.get(k) for k, v in forced.items() if os.environ.get(k) != v}
+    if wrong or not os.path.basename(os.getcwd()).startswith("rank"):
+        raise RuntimeError(f"rank environment not as promised: {wrong}, cwd {os.getcwd()}")
     store = dist.distributed_c10d._get_default_store()
     rank, world = dist.get_rank(), dist.get_world_size()
     call = store.add(f"calls/{rank}", 1)
