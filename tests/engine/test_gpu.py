@@ -181,7 +181,7 @@ def test_gpu_node_evaluator_through_ray(cache_dir):
     ray = pytest.importorskip("ray")
     from pkb_ray.engine import gpu_nodes_in_cluster, start_node_evaluators
 
-    ray.init(include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", include_dashboard=False, log_to_driver=False)
     try:
         nodes = gpu_nodes_in_cluster()
         assert nodes and nodes[0]["gpus"] >= 2

@@ -18,7 +18,8 @@ ray = pytest.importorskip("ray")
 def ray_local():
     os.environ["PKB_NODE_TEST_API_KEY"] = "sk-never-reaches-a-rank"
     try:
-        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
+        # address="local": always a fresh instance, never a cluster another process started here.
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
         yield
     finally:
         ray.shutdown()
