@@ -21,6 +21,7 @@ Results: benchmarks/results/bench_eval_<device>.{json,md}, with the exact comman
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import shlex
@@ -78,6 +79,21 @@ def shaped_source(problem: str, source: str, shapes: list[str], dtype: str | Non
     return str(dst.parent)
 
 
+def _timing_config(pairs: list[str]) -> TimingConfig:
+    cfg = TimingConfig()
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        if not hasattr(cfg, key):
+            raise SystemExit(f"--timing: unknown TimingConfig field {key!r}")
+        current = getattr(cfg, key)
+        if isinstance(current, bool):
+            parsed: object = value.lower() in ("1", "true", "yes")
+        else:
+            parsed = type(current)(value)
+        setattr(cfg, key, parsed)
+    return cfg
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -92,7 +108,11 @@ def main() -> int:
     ap.add_argument("--arch-list", default="9.0")
     ap.add_argument("--cache-dir", help="default: a fresh temporary directory (cold start measured)")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
+    ap.add_argument("--timing", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="TimingConfig overrides, e.g. clock=max align_streams=false warmup_ms=300")
+    ap.add_argument("--tag", default="", help="suffix of the result files (compare timing variants)")
     args = ap.parse_args()
+    timing_cfg = _timing_config(args.timing)
 
     d = DEFAULTS[args.device]
     problem = args.problem or d["problem"]
@@ -122,7 +142,7 @@ def main() -> int:
         for k in range(args.repeats):
             req = EvalRequest(problem_id=problem, problems_source=src_dir, candidate_source=candidate,
                               world_size=args.world_size, device=args.device, size=f"s{i}",
-                              trials=args.trials, timing=TimingConfig(), cache_dir=cache_dir,
+                              trials=args.trials, timing=timing_cfg, cache_dir=cache_dir,
                               torch_cuda_arch_list=args.arch_list, cell_id=f"bench/{shape}/{k}")
             res = evaluate(req, build=build)
             if not res.correct:
@@ -152,11 +172,11 @@ def main() -> int:
         "host": platform.node(), "python": platform.python_version(),
         "torch": __import__("torch").__version__, "forkserver_start_s": forkserver_s,
         "compile_seconds": build.compile_seconds, "upstream_pkb_node_seconds": UPSTREAM_NODE_S,
-        "shapes": per_shape, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "timing": dataclasses.asdict(timing_cfg), "shapes": per_shape, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"bench_eval_{args.device}.json").write_text(json.dumps(result, indent=1))
+    (out / f"bench_eval_{args.device}{args.tag}.json").write_text(json.dumps(result, indent=1))
     md = [f"# bench_eval ({args.device})", "", f"Command: `{command}`", "",
           f"Problem `{problem}`, candidate `{cand_path.name}`, world size {args.world_size}, "
           f"{args.trials} trials, harness {HARNESS_VERSION}, torch {result['torch']}, {result['when']}.", "",
@@ -169,7 +189,7 @@ def main() -> int:
         md.append(f"| {s['shape']} | {s['cold_node_seconds']:.2f} | {s['median_warm_node_seconds']:.2f} | "
                   f"~{UPSTREAM_NODE_S:.0f} | {statistics.median(r['candidate_ms'] for r in s['runs']):.4f} | "
                   f"{s['candidate_ms_max_over_min']:.4f} | {s['speedup_max_over_min']:.4f} |")
-    (out / f"bench_eval_{args.device}.md").write_text("\n".join(md) + "\n")
+    (out / f"bench_eval_{args.device}{args.tag}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -91,6 +91,14 @@ class TimingConfig:
     """Stop repeating once the median's relative confidence half-width is below this."""
     max_timing_s: float = 20.0
     """Wall-clock cap on timing one candidate."""
+    clock: str = "auto"
+    """auto | event | host | max. Which clock a call's time comes from: CUDA events on the
+    stream, the host clock around call + device synchronize (minus an empty call), or the
+    larger of the two per call. auto = events, or the host clock when its median is over
+    1.2x the events' (work on a side stream)."""
+    align_streams: bool = True
+    """Before each timed call, align the ranks' streams with a one-element harness NCCL
+    all-reduce so every rank's start event fires together."""
 
 
 @dataclass

@@ -13,6 +13,7 @@ _CHOICES = {
     "eval.size": ("auto", "small", "bench"),
     "mode.name": ("zeroshot", "agent"),
     "cluster.evaluator_placement": ("auto", "gpu_node", "cpu"),
+    "eval.timing.clock": ("auto", "event", "host", "max"),
 }
 
 

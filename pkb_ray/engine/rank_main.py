@@ -188,7 +188,7 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
         from pkb_ray.engine.hardware import l2_bytes
         l2 = l2_bytes(rank)
     ref_timing = None
-    align = group.device_barrier(device)
+    align = group.device_barrier(device) if timing_cfg.align_streams else None
     if job["time_candidate"]:
         tpath = cache.timing_path(cache_dir, key, timing_cfg)
         ref_timing = cache.read_json(tpath)

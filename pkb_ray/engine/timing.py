@@ -190,7 +190,7 @@ def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg:
         ev, host, elapsed_s = gathered_max(*run(batch))
         ev_samples += ev
         host_samples += host
-        samples = _pick(ev_samples, host_samples)[0]
+        samples = _pick(ev_samples, host_samples, cfg.clock)[0]
         rel = rel_ci_of_median(samples)
         if len(samples) >= cfg.min_calls and rel <= cfg.target_rel_ci:
             stopped = "stable"
@@ -202,7 +202,7 @@ def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg:
             stopped = "max_time"
             break
         batch = max(cfg.min_calls, len(samples) // 2)
-    samples, clock = _pick(ev_samples, host_samples)
+    samples, clock = _pick(ev_samples, host_samples, cfg.clock)
     stats = TimingStats(median_ms=statistics.median(samples), calls=len(samples),
                         warmup_calls=warm + 1, rel_ci=rel, stopped=stopped, input_sets=n_sets,
                         host_overhead_ms=caller.host_overhead_ms, per_call_ms=samples, clock=clock,
@@ -211,7 +211,14 @@ def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg:
     return stats, caller
 
 
-def _pick(ev: list[float], host: list[float]) -> tuple[list[float], str]:
+def _pick(ev: list[float], host: list[float], clock: str = "auto") -> tuple[list[float], str]:
+    if clock == "event":
+        return ev, "event"
+    if clock == "host":
+        return host, "host"
+    if clock == "max":
+        # Per call, not per median: no threshold to land on either side of between runs.
+        return [max(e, h) for e, h in zip(ev, host)], "max"
     if statistics.median(host) > HOST_CLOCK_TOLERANCE * statistics.median(ev) + HOST_CLOCK_SLACK_MS:
         return host, "host"
     return ev, "event"
