@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The GPU verification run, for the device (nvidia-h200-x2), in steps with their own limits:
+#   bash scripts/device_verify.sh STEP...   (steps: env engine bench sweep refs adversarial)
+# One log (device.log), journals and result files go to $OUT (the device tool brings them back). Needs .devsite
+# (bash ../shared/device/pack-site.sh) carried along for Ray and Hydra.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/site
+[ -f /tmp/site/.unpacked ] || { tar xzf .devsite/site-py312.tgz -C /tmp/site && touch /tmp/site/.unpacked; }
+export PYTHONPATH=/tmp/site:$PWD
+export PKB_CACHE=/tmp/pkb_cache
+summary=()
+step() {  # step NAME LIMIT_S CMD...
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS
+  echo "=== $name: $*" | tee -a "$OUT/steps.log"
+  timeout --signal=KILL "$limit" "$@" > "/tmp/$name.log" 2>&1
+  local rc=$?
+  summary+=("$name rc=$rc $((SECONDS - t0))s")
+  cat "/tmp/$name.log" >> "$OUT/device.log"
+  tail -n 25 "/tmp/$name.log"
+}
+for s in "$@"; do
+  case $s in
+    env) step env 60 bash -c 'nvidia-smi; nvidia-smi topo -m; python3 -c "import torch,ray,hydra;print(torch.__version__, torch.version.cuda, ray.__version__)"' ;;
+    engine) step engine 330 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider ;;
+    bench) step bench 200 python3 scripts/bench_eval.py --device cuda --out "$OUT" ;;
+    sweep) step sweep 200 python3 sweep.py model=expert problems=collectives eval.device=cuda \
+             tracking.enabled=false sweep.name=device_experts sweep.progress=false \
+             eval.cache_dir=$PKB_CACHE sweep.root=/tmp/sweeps
+           cp /tmp/sweeps/device_experts/journal.jsonl "$OUT/experts_journal.jsonl" ;;
+    refs) step refs 420 python3 sweep.py model=reference eval.device=cuda tracking.enabled=false \
+             sweep.name=device_refs sweep.progress=false eval.trials=2 eval.timing.max_timing_s=3 \
+             eval.cache_dir=$PKB_CACHE sweep.root=/tmp/sweeps
+          cp /tmp/sweeps/device_refs/journal.jsonl "$OUT/refs_journal.jsonl" ;;
+    *) echo "unknown step $s"; exit 2 ;;
+  esac
+done
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
