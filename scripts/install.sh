@@ -8,7 +8,11 @@ PY=${PYTHON:-python3}
 if ! "$PY" -c 'import torch' 2>/dev/null; then
   "$PY" -m pip install -q torch==2.13.0
 fi
-if ! "$PY" -c 'import pkb_ray, ray, mlflow, litellm, hydra, pytest, pytest_timeout' 2>/dev/null \
-   || [ pyproject.toml -nt "$("$PY" -c 'import pkb_ray,os;print(os.path.dirname(pkb_ray.__file__))')" ]; then
+# Reinstall when a dependency is missing, or when `pkb_ray` resolves to another checkout
+# (an editable install made from a different clone would test that clone's code).
+here=$(cd pkb_ray && pwd -P)
+there=$("$PY" -c 'import os, pkb_ray; print(os.path.realpath(os.path.dirname(pkb_ray.__file__)))' 2>/dev/null || true)
+if [ "$here" != "$there" ] \
+   || ! "$PY" -c 'import ray, mlflow, litellm, hydra, rich, matplotlib, pytest, pytest_timeout' 2>/dev/null; then
   "$PY" -m pip install -q -e '.[test]'
 fi

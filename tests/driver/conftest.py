@@ -30,3 +30,14 @@ def run_sweep_cli(tmp_path):
         return proc
 
     return run
+
+
+@pytest.fixture
+def ray_head():
+    """A real Ray cluster started here; sweeps join it with cluster.address and a killed
+    driver leaves it running, as on a real cluster."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 4})
+    yield cluster
+    cluster.shutdown()

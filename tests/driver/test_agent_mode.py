@@ -32,17 +32,17 @@ def turn_of(body: dict) -> int:
     return 1 + sum(1 for m in body["messages"] if m["role"] == "assistant")
 
 
-def scripted(body: dict) -> Reply:
-    return Reply(text=f"Turn answer:\n```python\n{TURN_CODE[turn_of(body)]}```\n")
+# For the interrupt test: turn 2's module takes seconds to import, so a kill shortly after
+# its answer arrives lands inside its evaluation.
+SLOW_TURN_CODE = {**TURN_CODE, 2: "import time\ntime.sleep(4)\n" + TURN_CODE[2]}
 
 
-@pytest.fixture
-def ray_head():
-    from ray.cluster_utils import Cluster
+def scripted(body: dict, code: dict = TURN_CODE) -> Reply:
+    return Reply(text=f"Turn answer:\n```python\n{code[turn_of(body)]}```\n")
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 4})
-    yield cluster
-    cluster.shutdown()
+
+def scripted_slow(body: dict) -> Reply:
+    return scripted(body, SLOW_TURN_CODE)
 
 
 def overrides(server: ScriptedServer, ray_head) -> list[str]:
@@ -79,7 +79,7 @@ def test_agent_fixes_compile_then_correctness(ray_head, tmp_path):
 
 
 def test_interrupt_mid_conversation_then_resume(ray_head, tmp_path):
-    with ScriptedServer(default=scripted) as server:
+    with ScriptedServer(default=scripted_slow) as server:
         driver = subprocess.Popen(sweep_cmd(*overrides(server, ray_head)), cwd=tmp_path,
                                   env=scrubbed_env(), stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
@@ -89,7 +89,7 @@ def test_interrupt_mid_conversation_then_resume(ray_head, tmp_path):
             assert driver.poll() is None, driver.stderr.read()
             assert time.time() < deadline
             time.sleep(0.02)
-        time.sleep(0.5)
+        time.sleep(1.0)
         driver.send_signal(signal.SIGKILL)
         driver.wait()
         assert len(server.requests) == 2

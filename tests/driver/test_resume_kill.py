@@ -15,15 +15,6 @@ from tests.driver.conftest import scrubbed_env, sweep_cmd
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def ray_head():
-    from ray.cluster_utils import Cluster
-
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 4})
-    yield cluster
-    cluster.shutdown()
-
-
 def _journal_ids(path):
     if not path.exists():
         return []
