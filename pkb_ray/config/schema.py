@@ -190,6 +190,8 @@ class RootConfig:
     """Several models by name (`all` = every conf/model/*.yaml); overrides `model` when set."""
     attempts: int = 1
     """Independent attempts per (model, problem)."""
+    turns: Optional[int] = None
+    """Agent mode: shorthand for mode.turns, as in `python sweep.py mode=agent turns=10`."""
     budget_usd: Optional[float] = None
     """Stop new API calls once the sweep's spend reaches this."""
     problems: ProblemsConfig = field(default_factory=ProblemsConfig)

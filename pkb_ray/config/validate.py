@@ -50,6 +50,11 @@ def validate(cfg: RootConfig) -> None:
         errors.append(f"budget_usd={cfg.budget_usd!r} must be >= 0")
     if not cfg.sweep.name or "/" in cfg.sweep.name:
         errors.append(f"sweep.name={cfg.sweep.name!r} must be a non-empty name without '/'")
+    if cfg.turns is not None:
+        if cfg.mode.name != "agent":
+            errors.append(f"turns={cfg.turns} applies to mode=agent only")
+        elif cfg.turns < 1:
+            errors.append(f"turns={cfg.turns!r} must be an integer >= 1")
     if cfg.mode.name == "zeroshot" and cfg.mode.turns != 1:
         errors.append("mode.turns applies to mode=agent only (zeroshot makes one turn)")
     if errors:

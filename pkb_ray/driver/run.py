@@ -74,6 +74,8 @@ def run_sweep(dcfg: DictConfig) -> int:
         return EXIT_BAD_INPUT
     try:
         validate(cfg)
+        if cfg.turns is not None:
+            cfg.mode.turns = cfg.turns
         models = resolve_sweep_models(cfg)
     except (ConfigError, ValueError, KeyError) as exc:
         _say(f"pkb: {exc}")

@@ -38,12 +38,37 @@ def _columns(summaries: list[ModelSummary]) -> list[str]:
     return cols
 
 
-def to_markdown(summaries: list[ModelSummary]) -> str:
-    cols = _columns(summaries)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+def mode_comparison(summaries: list[ModelSummary]) -> list[dict[str, str]]:
+    """Zero-shot and agent figures side by side, for models swept in both modes."""
+    by_model: dict[str, dict[str, ModelSummary]] = {}
     for s in summaries:
-        row = s.as_row()
-        lines.append("| " + " | ".join(_fmt(row.get(c)) for c in cols) + " |")
+        by_model.setdefault(s.model, {})[s.mode] = s
+    rows = []
+    for model, modes in by_model.items():
+        if {"zeroshot", "agent"} <= set(modes):
+            z, a = modes["zeroshot"], modes["agent"]
+            rows.append({
+                "model": model,
+                "zeroshot pass@1": _fmt(z.pass_at_1), "agent pass@1": _fmt(a.pass_at_1),
+                "zeroshot fast1@k": _fmt(z.fast1_at_k), "agent fast1@k": _fmt(a.fast1_at_k),
+                "zeroshot geomean x": _fmt(z.geomean_speedup), "agent geomean x": _fmt(a.geomean_speedup),
+                "zeroshot cost $": f"{z.cost_usd:.2f}", "agent cost $": f"{a.cost_usd:.2f}",
+            })
+    return rows
+
+
+def _markdown_table(cols: list[str], rows: list[dict[str, object]]) -> list[str]:
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |" for r in rows]
+    return lines
+
+
+def to_markdown(summaries: list[ModelSummary]) -> str:
+    lines = _markdown_table(_columns(summaries), [s.as_row() for s in summaries])
+    comparison = mode_comparison(summaries)
+    if comparison:
+        lines += ["", "Zero-shot and agent mode side by side:", ""]
+        lines += _markdown_table(list(comparison[0]), comparison)
     return "\n".join(lines) + "\n"
 
 
@@ -58,9 +83,12 @@ def write_csv(summaries: list[ModelSummary], path: Path) -> None:
 
 def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
     """fast_p@k against p, one line per (model, mode)."""
+    import logging
+
     import matplotlib
 
     matplotlib.use("Agg")  # headless: never needs a display
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)  # font-cache notices
     import matplotlib.pyplot as plt
 
     grouped = group_cells(results)
@@ -157,4 +185,13 @@ def print_leaderboard(summaries: list[ModelSummary], title: str) -> None:
     for row in rows:
         table.add_row(*[row.get(c, "-") for c in cols])
     # Logs and CI are not terminals: give the table room instead of rich's 80 columns.
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    console.print(table)
+    comparison = mode_comparison(summaries)
+    if comparison:
+        side = Table(title="zero-shot and agent mode side by side")
+        for c in comparison[0]:
+            side.add_column(c, justify="left" if c == "model" else "right", no_wrap=True)
+        for row in comparison:
+            side.add_row(*row.values())
+        console.print(side)

@@ -44,3 +44,18 @@ def test_summary_per_model():
     assert m["a/zeroshot/pass_at_1"] == pytest.approx(0.75)
     assert "b/zeroshot/geomean_speedup" not in m
     assert all("@" not in k for k in m)
+
+
+def test_zeroshot_and_agent_side_by_side(tmp_path):
+    from pkb_ray.report.leaderboard import build_report, mode_comparison
+
+    results = [make_result("a", "p1", 1, correct=False),
+               make_result("a", "p1", 1, correct=True, speedup=1.4, mode="agent"),
+               make_result("b", "p1", 1, correct=True)]
+    report = build_report(results, tmp_path)
+    (row,) = mode_comparison(report.summaries)  # only model a ran in both modes
+    assert row["model"] == "a"
+    assert row["zeroshot pass@1"] == "0.000" and row["agent pass@1"] == "1.000"
+    md = report.markdown_path.read_text()
+    assert "Zero-shot and agent mode side by side" in md and "| a | 0.000 | 1.000 |" in md
+    assert report.curves["a"]["pass@turn"] == [1.0]
