@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from pkb_ray.engine.prebuild import BuildResult
 from pkb_ray.records import CellKey, EvalResult, FailureClass, Generation
 
 log = logging.getLogger(__name__)
@@ -29,23 +30,11 @@ MAX_EVALUATOR_LOSSES_PER_CELL = 3
 
 
 @dataclass
-class BuildOutcome:
-    """What the build stage returns (a compile failure ends the cell without evaluation)."""
-
-    ok: bool
-    failure: FailureClass | None = None
-    message: str = ""
-    log: str = ""
-    seconds: float = 0.0
-    flags: list[str] = field(default_factory=list)
-
-
-@dataclass
 class Turn:
     """One generate -> build -> evaluate round of a cell."""
 
     generation: Generation
-    build: BuildOutcome | None = None
+    build: BuildResult | None = None
     evaluation: EvalResult | None = None
 
     def outcome(self) -> EvalResult | None:
@@ -55,7 +44,7 @@ class Turn:
                 failure=self.build.failure,
                 message=self.build.message,
                 build_log=self.build.log,
-                compile_seconds=self.build.seconds,
+                compile_seconds=self.build.compile_seconds,
                 flags=list(self.build.flags),
             )
         if self.evaluation is None or self.build is None:
@@ -63,7 +52,7 @@ class Turn:
         return dataclasses.replace(
             self.evaluation,
             build_log=self.build.log or self.evaluation.build_log,
-            compile_seconds=self.build.seconds or self.evaluation.compile_seconds,
+            compile_seconds=self.build.compile_seconds or self.evaluation.compile_seconds,
             flags=sorted(set(self.evaluation.flags) | set(self.build.flags)),
         )
 
@@ -93,7 +82,7 @@ class Stages(Protocol):
     def generate(self, state: CellState) -> Any: ...
 
     def build(self, state: CellState) -> Any | None:
-        """A ref to a BuildOutcome, or None when this device needs no build stage."""
+        """A ref to a BuildResult, or None when this device needs no build stage."""
 
     def evaluate(self, evaluator: Any, state: CellState) -> Any: ...
 
@@ -190,7 +179,7 @@ class Pipeline:
         else:
             self.inflight[ref] = ("build", state, None)
 
-    def _on_built(self, state: CellState, outcome: BuildOutcome) -> None:
+    def _on_built(self, state: CellState, outcome: BuildResult) -> None:
         state.current.build = outcome
         if outcome.ok:
             self.ready.append(state)

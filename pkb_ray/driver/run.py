@@ -53,7 +53,9 @@ def init_ray(cfg: RootConfig) -> None:
     if cfg.cluster.address:
         ray.init(address=cfg.cluster.address, **common)
     else:
-        ray.init(num_cpus=cfg.cluster.num_cpus or max(4, os.cpu_count() or 1), **common)
+        # "local" always starts a new instance; with no address Ray would join any cluster
+        # already running on this machine (another user's, or a test's).
+        ray.init(address="local", num_cpus=cfg.cluster.num_cpus or max(4, os.cpu_count() or 1), **common)
 
 
 def _full_key(exc: Exception) -> str:

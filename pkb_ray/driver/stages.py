@@ -13,23 +13,10 @@ from typing import Any
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.agent import AgentPolicy, conversation
-from pkb_ray.driver.pipeline import BuildOutcome, CellState
+from pkb_ray.driver.pipeline import CellState
+from pkb_ray.engine.prebuild import prebuild
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.tracking.turn_log import TurnLog
-
-def _prebuild_task(source: str, arch_list: str, cache_dir: str) -> BuildOutcome:
-    from pkb_ray.engine.prebuild import prebuild
-
-    result = prebuild(source, arch_list, cache_dir)
-    return BuildOutcome(
-        ok=result.ok,
-        failure=result.failure,
-        message=result.message,
-        log=result.log,
-        seconds=result.seconds,
-        flags=list(result.flags),
-    )
-
 
 @dataclass
 class Budget:
@@ -89,7 +76,7 @@ class RayStages:
                 )
             )
         self._build = (
-            ray.remote(num_cpus=1, max_retries=1)(_prebuild_task) if device == "cuda" else None
+            ray.remote(num_cpus=1, max_retries=1)(prebuild) if device == "cuda" else None
         )
 
     # -- Stages protocol -------------------------------------------------------------
@@ -146,7 +133,8 @@ class RayStages:
                 import ray
 
                 return ray.put(done)
-        return evaluator.evaluate.remote(self.eval_request(state))
+        # The build tells the ranks where the prebuilt extensions are (no nvcc on the GPU).
+        return evaluator.evaluate.remote(self.eval_request(state), state.current.build)
 
     def ping(self, evaluator: Any) -> Any:
         return evaluator.fingerprint.remote()

@@ -61,11 +61,6 @@ class BuildResult:
     extensions_dir: str = ""
     flags: list[str] = field(default_factory=list)
 
-    @property
-    def seconds(self) -> float:
-        """Alias of compile_seconds (the driver's BuildOutcome name)."""
-        return self.compile_seconds
-
 
 def extensions_dir(cache_dir: str, torch_cuda_arch_list: str) -> Path:
     """Shared extension cache, one per arch list (a different list changes torch's build key)."""
