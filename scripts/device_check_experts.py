@@ -41,7 +41,20 @@ PROBLEMS = ["allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast"]
 VARIANTS = [
     ("allreduce", "two_shot", {"TWO_SHOT_MIN_WORLD": 2}),
     ("broadcast", "scatter_allgather", {"SCATTER_MIN_WORLD": 2}),
-    # remote phase through the copy engines (cudaMemcpyAsync on peer views)
+    # the path before the fast one (FAST = False: handle.barrier, torch copies, per-call
+    # argument packing), measured in the same run for an old-vs-new comparison
+    ("allreduce", "old", {"FAST": False}),
+    ("allgather", "old", {"FAST": False}),
+    ("reduce_scatter", "old", {"FAST": False}),
+    ("alltoall", "old", {"FAST": False}),
+    ("broadcast", "old", {"FAST": False}),
+    ("allreduce", "two_shot_old", {"TWO_SHOT_MIN_WORLD": 2, "FAST": False}),
+    # allreduce ships with FAST off (not measured faster), so its fast path is a variant
+    ("allreduce", "fast", {"FAST": True}),
+    ("allreduce", "two_shot_fast", {"TWO_SHOT_MIN_WORLD": 2, "FAST": True}),
+    ("broadcast", "scatter_allgather_old", {"SCATTER_MIN_WORLD": 2, "FAST": False}),
+    # remote phase through the copy engines (cudaMemcpyAsync on peer views; these and
+    # the pipelined variants bypass the fast path)
     ("allgather", "copy_engine", {"COPY_ENGINE": True}),
     ("alltoall", "copy_engine", {"COPY_ENGINE": True}),
     ("broadcast", "copy_engine", {"COPY_ENGINE": True}),
@@ -121,6 +134,26 @@ def _time(fn, inputs, iters, warmup):
             _time.host.append((h1 - h0) * 1e3)
         outs[k] = out
     return times, outs
+
+
+def _stream_ms(fn, inputs, calls=20, reps=3):
+    """Per-call time (ms) of `calls` back-to-back calls with no sync in between: the host
+    runs ahead, so this is max(GPU time, host issue time) per call, not one isolated call."""
+    import torch
+    import torch.distributed as dist
+
+    res = []
+    for _ in range(reps):
+        dist.barrier()
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for i in range(calls):
+            fn(*inputs[i % len(inputs)])
+        b.record()
+        torch.cuda.synchronize()
+        res.append(a.elapsed_time(b) / calls)
+    return res
 
 
 def _slowest_median(times):
@@ -261,6 +294,9 @@ def _check_problem(pid, variant, rank, world, opts, link, out_rows):
             row["expert_host_ms_rank0"] = statistics.median(_time.host)  # Python time to issue one call
             timed_ok = all(_close(eouts[k], refs[k], rtol, atol)[0] for k in eouts)
             row["timed_outputs_correct"] = _all_ok(timed_ok)
+            # which path ran: plans built by the fast path, and why one could not be built
+            row["fast_plans"] = sum(1 for p in getattr(expert, "_PLANS", {}).values() if p)
+            row["fast_errors"] = list(getattr(expert, "FAST_ERRORS", []))
             e_med, _ = _slowest_median(et)
             del eouts
             rt, _ = _time(ref_mod.solution, sets, opts.iters, opts.warmup)
@@ -268,6 +304,8 @@ def _check_problem(pid, variant, rank, world, opts, link, out_rows):
             raw = _nccl_raw(pid, sets[0][0], world)
             wt, _ = _time(lambda: raw(), [()], opts.iters, opts.warmup)
             w_med, _ = _slowest_median(wt)
+            row["expert_stream_ms"], _ = _slowest_median(_stream_ms(expert.solution, sets))
+            row["nccl_raw_stream_ms"], _ = _slowest_median(_stream_ms(lambda: raw(), [()]))
             rl = inputs_mod.roofline(world, size)
             link_bw = max(link["sm_pull_GBps"], link["copy_engine_GBps"], link["sm_push_GBps"]) * 1e9
             roof_s = max(rl["nvlink_bytes_per_rank"] / link_bw, rl["hbm_bytes_per_rank"] / (link["hbm_copy_GBps"] * 1e9))
@@ -313,7 +351,9 @@ def _worker(rank, world, port, opts, result_path):
         result["link"]["first_nvrtc_compile_s"] = ag.COMPILE_SECONDS  # first compile in a fresh process
         if rank == 0:
             print("link", json.dumps(result["link"]), flush=True)
-        todo = [(p, None) for p in opts.problems] + [(p, v) for p, v, _ in VARIANTS if p in opts.problems]
+        todo = [(p, None) for p in opts.problems] + [(p, v) for p, v, _ in VARIANTS
+                                                     if p in opts.problems and (opts.variants is None or v in opts.variants)]
+        todo = todo * opts.repeat  # a second pass shows the run-to-run spread
         for pid, variant in todo:
             _check_problem(pid, variant, rank, world, opts, result["link"], rows)
             if rank == 0:
@@ -343,20 +383,22 @@ def _markdown(result, command, device):
         "- times: median over calls of the slowest rank, barrier + synchronize before each call;"
         " ref = the problem's reference.py (NCCL, allocation/clone included), raw = bare NCCL op on preallocated buffers",
         "",
-        "| problem | size | correct (trials / back-to-back / timed) | expert ms | NCCL ref ms | NCCL raw ms |"
-        " speedup vs ref | speedup vs raw | roofline ms | roofline fraction | NVRTC compile s | first call s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| problem | size | correct (trials / back-to-back / timed) | fast plans | expert ms | host ms | NCCL ref ms |"
+        " NCCL raw ms | speedup vs ref | speedup vs raw | roofline ms | roofline fraction | expert / raw ms, 20 calls"
+        " back-to-back | NVRTC compile s | first call s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
         if "error" in r:
-            lines.append(f"| {r['problem']} | {r['size']} | ERROR: {r['error'][:120]} | | | | | | | | | |")
+            lines.append(f"| {r['problem']} | {r['size']} | ERROR: {r['error'][:120]} | | | | | | | | | | | | |")
             continue
         c = f"{r['trials_correct']} / {r['back_to_back_correct']} / {r['timed_outputs_correct']}"
         lines.append(
             f"| {r['problem']} | {r['size']} {r['shape_args']['rows']}x{r['shape_args']['cols']} | {c} | "
-            f"{r['expert_ms']:.3f} | {r['nccl_ref_ms']:.3f} | {r['nccl_raw_ms']:.3f} | {r['speedup_vs_ref']:.2f} | "
+            f"{r.get('fast_plans', '')}{' ' + ';'.join(r['fast_errors'])[:80] if r.get('fast_errors') else ''} | "
+            f"{r['expert_ms']:.3f} | {r['expert_host_ms_rank0']:.3f} | {r['nccl_ref_ms']:.3f} | {r['nccl_raw_ms']:.3f} | {r['speedup_vs_ref']:.2f} | "
             f"{r['speedup_vs_raw']:.2f} | {r['roofline_ms']:.3f} | {r['roofline_fraction']:.2f} | "
-            f"{(r['nvrtc_compile_s'] or 0):.2f} | {r['first_call_s_rank0']:.2f} |"
+            f"{r['expert_stream_ms']:.3f} / {r['nccl_raw_stream_ms']:.3f} | {(r['nvrtc_compile_s'] or 0):.2f} | {r['first_call_s_rank0']:.2f} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -368,6 +410,8 @@ def main(argv=None) -> int:
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--problems", nargs="*", default=PROBLEMS)
+    ap.add_argument("--variants", nargs="*", default=None, help="variant names to run (default: all)")
+    ap.add_argument("--repeat", type=int, default=1, help="run the whole list this many times")
     ap.add_argument("--out", default=os.environ.get("OUT") or str(REPO / "benchmarks" / "results"))
     ap.add_argument("--device", default="", help="device description to record")
     ap.add_argument("--timeout", type=float, default=420.0, help="kill the ranks after this many seconds")

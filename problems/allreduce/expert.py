@@ -16,6 +16,9 @@ Non-bf16 dtypes take a slower torch elementwise path over peer views.
 Measured (2 x H200, benchmarks/results/experts_standalone.md): 0.332 ms vs NCCL 0.270 ms
 (bare op) / 0.294 ms (reference), roofline fraction 0.55; ~0.12 ms of it is Python issuing the
 call. Two-shot forced at W=2: 0.329 ms; PIPELINED: 0.356 ms.
+Fast path (FAST, see _Plan; OFF by default for this problem, see FAST below): correct,
+Python per call 0.051-0.055 ms vs 0.084-0.106 ms, but isolated calls not faster at W=2
+(benchmarks/results/experts_graphs.md).
 """
 # ---------------------------------------------------------------------------
 # Shared machinery (each expert is a self-contained candidate module, so this
@@ -24,7 +27,7 @@ call. Two-shot forced at W=2: 0.329 ms; PIPELINED: 0.356 ms.
 # Kernels are compiled with NVRTC through torch.cuda._compile_kernel: no torch
 # headers: the first compile + load on a fresh H200 machine took 0.61 s (later
 # loads of this source in that process ~0.02 s), against 47.6 s for a cold
-# load_inline. All three kernels live in one NVRTC module (one compile per
+# load_inline. All kernels live in one NVRTC module (one compile per
 # process, cached in _KERNELS).
 #
 # Synchronization: one symmetric buffer per (problem, shape, dtype, device),
@@ -33,8 +36,11 @@ call. Two-shot forced at W=2: 0.329 ms; PIPELINED: 0.356 ms.
 # after passing call e+1's barrier, which every peer reaches only after its
 # call-e kernels finished (stream order), so no second barrier per call is
 # needed: ~one barrier (~10 us) saved per call for 2x the buffer memory.
+# The fast path (FAST, below _pp) keeps the two slots but replaces the barrier
+# launch by epoch flags raised and awaited inside the kernels themselves.
 # ---------------------------------------------------------------------------
 import ctypes
+import os
 import time
 
 import torch
@@ -322,12 +328,184 @@ extern "C" __global__ void __launch_bounds__(512, 1) pp_run(
     __syncthreads();  // all reads of this chunk done before the next publish
   }
 }
+// ---- fast path (FAST = True): the barrier folded into the kernels --------
+// One symmetric uint32 array per state; on rank r, word ph*MAXW + k holds the
+// last epoch (call number) rank k signalled for phase ph, and word
+// 2*MAXW + ph counts this rank's finished blocks of the signalling kernel.
+// A kernel with sig_ph >= 0 signals when its LAST block finishes (every block
+// fences its writes and bumps the counter; the block that
+// takes the counter to gridDim.x resets it and stores the epoch into every
+// peer's word with release semantics). A kernel with wait_ph >= 0 spins, one
+// thread per peer, until every peer's word reached this epoch (acquire), then
+// the whole block proceeds (a wait that times out, 5 s, sets word 2*MAXW+2
+// so that the remaining blocks and calls fail fast instead of hanging). So "copy + barrier + pull" is 2 launches instead
+// of copy + barrier kernel + pull, and no handle.barrier host call (which
+// also resolves the process group and records a comms event on each call).
+// Epoch comparison is wrap-safe; words only grow, so a peer already one call
+// ahead does not break a wait. Two-slot safety is the same argument as with
+// the barrier: call e+2 rewrites slot e&1 only after waiting (in call e+1)
+// for every peer's call-e+1 signal, raised after that peer's call-e reads.
+__device__ __forceinline__ void f_wait(const u64* fl, int rank, int world,
+                                       int ph, unsigned int epoch) {
+  if (ph < 0) return;
+  if (threadIdx.x < world && threadIdx.x != rank) {
+    const unsigned int* f = (const unsigned int*)fl[rank] + ph * MAXW + threadIdx.x;
+    volatile unsigned int* err = (volatile unsigned int*)fl[rank] + 2 * MAXW + 2;
+    u64 t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (true) {
+      unsigned int v;
+      asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+      if ((int)(v - epoch) >= 0 || *err) break;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      if (t - t0 > 5000000000ull) {  // 5 s: give a wrong answer, never hang, and
+        *err = 1u;                   // make every later wait of this state give up at once
+        break;
+      }
+    }
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ void f_signal(const u64* fl, int rank, int world,
+                                         int ph, unsigned int epoch) {
+  if (ph < 0) return;
+  // Peers read our memory through our L2, so GPU scope suffices for the data:
+  // each thread's writes -> fence.gpu -> bar.sync -> thread 0's fence + atomic
+  // (release pattern) -> the last block's atomic + fence (acquire pattern) ->
+  // its system-scope release to the peers: one causality chain.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned int* cnt = (unsigned int*)fl[rank] + 2 * MAXW + ph;
+    __threadfence();
+    if (atomicAdd(cnt, 1u) == gridDim.x - 1) {  // last block of this launch
+      *cnt = 0u;  // next launch starts after this one (stream order)
+      __threadfence_system();
+      for (int k = 0; k < world; ++k) {
+        if (k == rank) continue;
+        unsigned int* f = (unsigned int*)fl[k] + ph * MAXW + rank;
+        asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(f), "r"(epoch) : "memory");
+      }
+    }
+  }
+}
+
+// pull_copy with f_wait before and f_signal after (same task table format).
+extern "C" __global__ void __launch_bounds__(512) f_copy(
+    const u64* __restrict__ fl, int rank, int world, int wait_ph, int sig_ph,
+    unsigned int epoch, const u64* __restrict__ ptrs,
+    const i64* __restrict__ tasks, int ntasks, const unsigned char* x,
+    unsigned char* out, int total, int vec) {
+  __shared__ i64 ts[MAXT * 8];
+  for (int i = threadIdx.x; i < ntasks * 8; i += blockDim.x) ts[i] = tasks[i];
+  f_wait(fl, rank, world, wait_ph, epoch);  // includes __syncthreads when waiting
+  __syncthreads();
+  int t = 0;
+  const int stride = gridDim.x * blockDim.x;
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (vec) {
+    for (int base = g; base < total; base += 4 * stride) {
+      U4 v[4];
+      U4* d1[4];
+      U4* d2[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int i = base + u * stride;
+        d1[u] = (U4*)0;
+        d2[u] = (U4*)0;
+        if (i < total) {
+          while (t + 1 < ntasks && (i64)i >= ts[(t + 1) * 8]) ++t;
+          const i64* T = ts + t * 8;
+          const i64 j = (i64)i - T[0];
+          const int s = (int)T[2], d = (int)T[4], e = (int)T[6];
+          const U4* sb = s < 0 ? (const U4*)x : (const U4*)ptrs[s];
+          v[u] = sb[T[3] + j];
+          d1[u] = (d == -1 ? (U4*)out : (U4*)ptrs[d]) + T[5] + j;
+          if (e != -2) d2[u] = (e == -1 ? (U4*)out : (U4*)ptrs[e]) + T[7] + j;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        if (d1[u]) *d1[u] = v[u];
+        if (d2[u]) *d2[u] = v[u];
+      }
+    }
+  } else {
+    for (int i = g; i < total; i += stride) {
+      while (t + 1 < ntasks && (i64)i >= ts[(t + 1) * 8]) ++t;
+      const i64* T = ts + t * 8;
+      const i64 j = (i64)i - T[0];
+      const int s = (int)T[2], d = (int)T[4], e = (int)T[6];
+      const unsigned char v = (s < 0 ? x : (const unsigned char*)ptrs[s])[T[3] + j];
+      (d == -1 ? out : (unsigned char*)ptrs[d])[T[5] + j] = v;
+      if (e != -2) (e == -1 ? out : (unsigned char*)ptrs[e])[T[7] + j] = v;
+    }
+  }
+  f_signal(fl, rank, world, sig_ph, epoch);
+}
+
+// pull_reduce (16 B units only) with f_wait before and f_signal after.
+extern "C" __global__ void __launch_bounds__(512) f_reduce(
+    const u64* __restrict__ fl, int rank, int world, int wait_ph, int sig_ph,
+    unsigned int epoch, const u64* __restrict__ ptrs, const unsigned char* x,
+    unsigned char* out, int src_off, int x_off, int out_off, int dst2_off, int n) {
+  f_wait(fl, rank, world, wait_ph, epoch);
+  const int stride = gridDim.x * blockDim.x;
+  const int i0 = blockIdx.x * blockDim.x + threadIdx.x;
+  const U4* src[MAXW];
+#pragma unroll
+  for (int k = 0; k < MAXW; ++k)
+    src[k] = k < world ? (k == rank ? (const U4*)x + x_off
+                                    : (const U4*)ptrs[k] + src_off)
+                       : (const U4*)0;
+  U4* o = (U4*)out + out_off;
+  U4* o2 = dst2_off >= 0 ? (U4*)ptrs[rank] + dst2_off : (U4*)0;
+  for (int i = i0; i < n; i += 2 * stride) {
+    const int i2 = i + stride;
+    const bool has2 = i2 < n;
+    U4 v[MAXW], w[MAXW];
+#pragma unroll
+    for (int k = 0; k < MAXW; ++k)
+      if (k < world) {
+        v[k] = src[k][i];
+        if (has2) w[k] = src[k][i2];
+      }
+    float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f, a4 = 0.f, a5 = 0.f,
+          a6 = 0.f, a7 = 0.f;
+    float b0 = 0.f, b1 = 0.f, b2 = 0.f, b3 = 0.f, b4 = 0.f, b5 = 0.f,
+          b6 = 0.f, b7 = 0.f;
+#pragma unroll
+    for (int k = 0; k < MAXW; ++k)
+      if (k < world) {
+        acc2(a0, a1, v[k].x); acc2(a2, a3, v[k].y);
+        acc2(a4, a5, v[k].z); acc2(a6, a7, v[k].w);
+        if (has2) {
+          acc2(b0, b1, w[k].x); acc2(b2, b3, w[k].y);
+          acc2(b4, b5, w[k].z); acc2(b6, b7, w[k].w);
+        }
+      }
+    U4 r;
+    r.x = pack2(a0, a1); r.y = pack2(a2, a3);
+    r.z = pack2(a4, a5); r.w = pack2(a6, a7);
+    o[i] = r;
+    if (o2) o2[i] = r;
+    if (has2) {
+      U4 q;
+      q.x = pack2(b0, b1); q.y = pack2(b2, b3);
+      q.z = pack2(b4, b5); q.w = pack2(b6, b7);
+      o[i2] = q;
+      if (o2) o2[i2] = q;
+    }
+  }
+  f_signal(fl, rank, world, sig_ph, epoch);
+}
 """
 
 _MAXW = 8
 _MAXT = 32
 _THREADS = 512
-_KERNELS = {}  # device index -> (pull_copy, pull_reduce)
+_KERNELS = {}  # device index -> (pull_copy, pull_reduce, pp_run, f_copy, f_reduce)
 _STATES = {}  # (tag, slot_bytes, dtype, device) -> _State
 COMPILE_SECONDS = None  # wall time of this process's NVRTC compile + module load
 
@@ -382,13 +560,14 @@ def _kernels():
 
             first = torch.cuda._compile_kernel(_SRC, "pull_copy")
             mod = _CudaModule(first.module)
-            ks = (_FastLaunch(first), _FastLaunch(mod.pull_reduce), _FastLaunch(mod.pp_run))
+            ks = (_FastLaunch(first), _FastLaunch(mod.pull_reduce), _FastLaunch(mod.pp_run),
+                  _FastLaunch(mod.f_copy), _FastLaunch(mod.f_reduce))
         except (AttributeError, ImportError):
             import cupy
 
             with cupy.cuda.Device(dev):
                 mod = cupy.RawModule(code=_SRC)
-                ks = tuple(_CupyLaunch(mod.get_function(k)) for k in ("pull_copy", "pull_reduce", "pp_run"))
+                ks = tuple(_CupyLaunch(mod.get_function(k)) for k in ("pull_copy", "pull_reduce", "pp_run", "f_copy", "f_reduce"))
         COMPILE_SECONDS = time.perf_counter() - t0
         _KERNELS[dev] = ks
     return ks
@@ -530,6 +709,164 @@ def _pp(st, s, x, out, mode, total, skip=(0, 0), own=(0, 0), own_out=0, cons=(0,
           own_out, cons[0], cons[1], out_stride, st.calls])
 
 
+# ---------------------------------------------------------------------------
+# Fast path (FAST = True, the default; PKB_EXPERT_FAST=0 or FAST = False runs
+# the path above). The first device check measured 64-124 us of Python per
+# call (slicing views, torch copy_, handle.barrier, per-call argument packing),
+# all of it inside the timed call because the GPU idled waiting for launches.
+# Here everything that depends only on (shape, dtype, device) is built once
+# into a _Plan: per slot, the launches with their ctypes argument arrays, where
+# only the input pointer, the output pointer and the epoch change per call.
+# The barrier lives inside the kernels (f_wait / f_signal in _SRC), so a
+# call is one output allocation plus 2 (two-shot / scatter: 3) cuLaunchKernel
+# calls. CUDA graphs were considered: handle.barrier is capturable, but a
+# graph bakes in the input and output pointers, so every call would need
+# either an extra 64 MiB copy into a static buffer (~32 us of HBM time at
+# bench size) or per-node parameter updates, which cost what a launch costs.
+# ---------------------------------------------------------------------------
+FAST = os.environ.get("PKB_EXPERT_FAST", "1") != "0"
+_PLANS = {}  # (shape, dtype, device index) -> _Plan, or False where the fast path does not apply
+_X, _OUT, _EP = object(), object(), object()  # per-call arguments of a launch spec
+_FAST_LAUNCH = []
+FAST_ERRORS = []  # why a plan could not be built (the call then took the path above)
+
+
+class _Ptr(int):
+    """A pointer-sized kernel argument given as an int."""
+
+
+def _fast_launch_fn():
+    if not _FAST_LAUNCH:
+        # a CDLL instance of our own, so argtypes here do not touch _FastLaunch's
+        fn = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+        fn.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+        fn.restype = ctypes.c_int
+        _FAST_LAUNCH.append(fn)
+    return _FAST_LAUNCH[0]
+
+
+def _raw_stream_fn():
+    get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get is not None:
+        return get
+    return lambda dev: torch.cuda.current_stream(dev).cuda_stream
+
+
+def _fast_sync(st):
+    """Flag words of the fast path: a symmetric uint32 array per state."""
+    if getattr(st, "fl", None) is None:
+        st.fl = symm_mem.empty(64, dtype=torch.int32, device=st.buf.device)
+        st.fl.zero_()
+        st.flhandle = symm_mem.rendezvous(st.fl, dist.group.WORLD)
+        st.flptrs = torch.tensor(list(st.flhandle.buffer_ptrs), dtype=torch.int64).to(st.buf.device)
+        st.flhandle.barrier(0)  # every rank zeroed its words before anyone signals
+        torch.cuda.synchronize()
+    return st.flptrs
+
+
+def _rows(tasks, vec):
+    """Task table rows (see pull_copy) from (n, src, src_off, dst, dst_off, dst2, dst2_off) in bytes."""
+    unit = 16 if vec else 1
+    rows, start = [], 0
+    for n, src, so, dst, do, d2, d2o in tasks:
+        if n <= 0:
+            continue
+        rows.append([start, n // unit, src, so // unit, dst, do // unit, d2, d2o // unit])
+        start += n // unit
+    assert len(rows) <= _MAXT
+    return rows, start
+
+
+def _fc(st, s, wait, sig, tasks):
+    """Launch spec of f_copy (vec = 1, 16-byte units): wait on phase `wait`, copy, signal phase `sig`."""
+    rows, total = _rows(tasks, True)
+    tab = torch.tensor(rows or [[0] * 8], dtype=torch.int64).to(st.buf.device)
+    return (3, _grid(total, 4)[0], [_fast_sync(st), st.rank, st.world, wait, sig, _EP, st.ptrs[s], tab, len(rows),
+                                    _X, _OUT, total, 1])
+
+
+def _fr(st, s, wait, sig, src_off, x_off, out_off, dst2_off, n):
+    """Launch spec of f_reduce (bf16 sum, 16-byte units)."""
+    return (4, _grid(max(n, 1))[0], [_fast_sync(st), st.rank, st.world, wait, sig, _EP, st.ptrs[s], _X, _OUT,
+                                     src_off, x_off, out_off, dst2_off, n])
+
+
+class _Plan:
+    """Every launch of one call shape, for both slots, with argument arrays built once."""
+
+    def __init__(self, st, make, out_shape, dtype, device):
+        ks = _kernels()
+        if not all(isinstance(k, _FastLaunch) for k in ks):
+            raise RuntimeError("fast path needs torch.cuda._compile_kernel kernels")
+        self.st = st
+        self.out_shape = tuple(out_shape)
+        self.dtype = dtype
+        self.device = torch.device(device)
+        self.dev = self.device.index if self.device.index is not None else torch.cuda.current_device()
+        self.xv, self.ov, self.ev = ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_uint(0)
+        self.keep = []  # tensors and ctypes objects the argument arrays point at
+        self.launches = []
+        for s in (0, 1):
+            seq = []
+            for kidx, grid, args in make(s):
+                objs = [self._arg(a) for a in args]
+                arr = (ctypes.c_void_p * len(objs))(*[ctypes.addressof(o) for o in objs])
+                self.keep.append((objs, arr))
+                seq.append((ks[kidx].func, int(grid), ctypes.addressof(arr)))
+            self.launches.append(tuple(seq))
+        self.launch = _fast_launch_fn()
+        self.stream = _raw_stream_fn()
+
+    def _arg(self, a):
+        if a is _X:
+            return self.xv
+        if a is _OUT:
+            return self.ov
+        if a is _EP:
+            return self.ev
+        if isinstance(a, torch.Tensor):
+            self.keep.append(a)
+            return ctypes.c_void_p(a.data_ptr())
+        if isinstance(a, _Ptr):
+            return ctypes.c_void_p(int(a))
+        return ctypes.c_int(int(a))
+
+    def __call__(self, x):
+        out = torch.empty(self.out_shape, dtype=self.dtype, device=self.device)
+        st = self.st
+        s = st.calls & 1
+        st.calls += 1
+        self.xv.value = x.data_ptr()
+        self.ov.value = out.data_ptr()
+        self.ev.value = st.calls & 0xFFFFFFFF
+        stream = self.stream(self.dev)
+        launch = self.launch
+        for func, grid, arr in self.launches[s]:
+            rc = launch(func, grid, 1, 1, _THREADS, 1, 1, 0, stream, arr, None)
+            if rc != 0:
+                raise RuntimeError(f"cuLaunchKernel failed with CUDA error {rc}")
+        return out
+
+
+def _fast_call(x, build):
+    """Run x through its cached _Plan; None where the fast path does not apply
+    (then the caller takes the path above). build(x) -> _Plan or None."""
+    if not FAST or COPY_ENGINE or PIPELINED or not x.is_contiguous() or x.data_ptr() % 16:
+        return None
+    key = (x.shape, x.dtype, x.get_device())
+    p = _PLANS.get(key)
+    if p is None:
+        try:
+            p = build(x)
+        except Exception as exc:  # same code and shapes on every rank, so every rank falls back alike
+            FAST_ERRORS.append(f"{type(exc).__name__}: {exc}")
+            p = None
+        _PLANS[key] = p if p is not None else False
+    if not p:
+        return None
+    return p(x)
+
+
 TWO_SHOT_MIN_WORLD = 3  # the device check also forces 2 to test the two-shot path
 
 
@@ -548,7 +885,7 @@ def _solution_generic(x):
     return acc.view(x.shape)
 
 
-def solution(x):
+def _solution_old(x):
     x = _prep(x)
     if x.dtype != torch.bfloat16:
         return _solution_generic(x)
@@ -588,3 +925,41 @@ def solution(x):
             tasks.append(((b - a) * ub, j, in_region + a * ub, -1, a * ub, -2, 0))
     _pull(st, s, x, out, tasks, vec)
     return out
+
+
+# Off by default here (PKB_EXPERT_FAST=1 or FAST = True turns it on): on 2 x H200 the
+# one-shot fast path was correct but not faster in isolated calls (0.315 / 0.341 ms vs
+# 0.313 / 0.290 ms for the path above, two passes of benchmarks/results/experts_graphs.md;
+# the same 0.254 ms per call back-to-back, so the GPU work is equal and the difference is
+# run-to-run spread). The forced two-shot path was 0.297 / 0.336 vs 0.293 / 0.420 ms.
+FAST = os.environ.get("PKB_EXPERT_FAST") == "1"
+
+
+def _fast_plan(x):
+    if x.dtype != torch.bfloat16 or (x.numel() * 2) % 16:
+        return None
+    nbytes = x.numel() * 2
+    in_region = _round_up(nbytes, 256)
+    st = _state("allreduce", 2 * in_region, x.dtype, x.device)  # same buffer as the path above
+    W, r = st.world, st.rank
+    if W > _MAXW:
+        return None
+    nu = nbytes // 16
+
+    def make(s):
+        publish = _fc(st, s, -1, 0, [(nbytes, -1, 0, r, 0, -2, 0)])  # x -> own slot, signal
+        if W < TWO_SHOT_MIN_WORLD:
+            return [publish, _fr(st, s, 0, -1, 0, 0, 0, -1, nu)]  # wait, sum peers' slots + x
+        bounds = [nu * k // W for k in range(W + 1)]
+        lo, hi = bounds[r], bounds[r + 1]
+        red = in_region // 16
+        tasks = [((bounds[j + 1] - bounds[j]) * 16, j, in_region + bounds[j] * 16, -1, bounds[j] * 16, -2, 0)
+                 for j in range(W) if j != r]
+        return [publish, _fr(st, s, 0, 1, lo, lo, lo, red + lo, hi - lo), _fc(st, s, 1, -1, tasks)]
+
+    return _Plan(st, make, x.shape, x.dtype, x.device)
+
+
+def solution(x):
+    out = _fast_call(x, _fast_plan)
+    return out if out is not None else _solution_old(x)
