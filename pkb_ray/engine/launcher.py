@@ -132,6 +132,21 @@ def _noop() -> None:
     pass
 
 
+def _reset_forkserver() -> None:
+    """Stop the current forkserver (waiting for it) so the next start makes a new one.
+
+    multiprocessing asks waitpid(WNOHANG) whether its forkserver lives. One that a candidate
+    killed can still be exiting (torch's threads and memory take a while on a loaded
+    machine: seen on 2 cores), so it counts as alive while its socket already refuses
+    connections. Closing its alive fd stops a live server too, so the wait cannot hang."""
+    fs = mp_forkserver._forkserver
+    with _lock:
+        try:
+            fs._stop_unlocked()  # closes the alive fd, waits for the process, unlinks the socket
+        except OSError:
+            fs._forkserver_pid = fs._forkserver_address = fs._forkserver_alive_fd = None
+
+
 def ensure_forkserver() -> None:
     """Start the forkserver now and wait for its preload (the torch import, 2-5 s), e.g. at
     actor start, so the first evaluation does not pay it."""
@@ -249,21 +264,26 @@ def launch(target: Callable[..., None], world_size: int, job: dict[str, Any],
     ctx = _context()
     procs, conns = [], []
     with _patched_multiprocessing():
-        try:
-            for r in range(world_size):
-                recv_end, send_end = ctx.Pipe(duplex=False)
-                conns.append(recv_end)
-                p = ctx.Process(target=_bootstrap, name=f"pkb-rank{r}",
-                                args=(target, r, world_size, job, send_end, envs[r], workdir))
-                p.daemon = False
-                p.start()
-                send_end.close()
-                procs.append(p)
-        except BaseException:
-            _kill_group(procs)  # no half-started group left waiting for its peers
-            for c in conns:
-                c.close()
-            raise
+        for attempt in (1, 2):
+            try:
+                for r in range(world_size):
+                    recv_end, send_end = ctx.Pipe(duplex=False)
+                    conns.append(recv_end)
+                    p = ctx.Process(target=_bootstrap, name=f"pkb-rank{r}",
+                                    args=(target, r, world_size, job, send_end, envs[r], workdir))
+                    p.daemon = False
+                    p.start()
+                    send_end.close()
+                    procs.append(p)
+                break
+            except BaseException as exc:
+                _kill_group(procs)  # no half-started group left waiting for its peers
+                for c in conns:
+                    c.close()
+                if attempt == 2 or not isinstance(exc, ConnectionRefusedError):
+                    raise
+                procs, conns = [], []
+                _reset_forkserver()  # the last candidate killed it; start a fresh one
 
     now = time.monotonic()
     phase = {r: "start" for r in range(world_size)}
