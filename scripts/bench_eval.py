@@ -40,6 +40,7 @@ sys.path.insert(0, str(REPO))
 from pkb_ray.config.schema import TimingConfig  # noqa: E402
 from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate, prebuild  # noqa: E402
 from pkb_ray.engine import launcher  # noqa: E402
+from pkb_ray.problems.includes import read_candidate_file  # noqa: E402
 
 FIXTURE_PROBLEMS = REPO / "tests" / "engine" / "fixtures" / "problems"
 DEFAULTS = {
@@ -123,7 +124,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="pkb_bench_"))
     cache_dir = args.cache_dir or str(work / "cache")
     src_dir = shaped_source(problem, source, shapes, dtype, work)
-    candidate = cand_path.read_text()
+    candidate = read_candidate_file(cand_path)  # experts inline problems/_shared/
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
 
     t = time.monotonic()

@@ -24,12 +24,12 @@ counts; fraction = roofline time / expert time.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import socket
 import statistics
 import sys
+import types
 import time
 import traceback
 from pathlib import Path
@@ -70,9 +70,13 @@ SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "N
 
 
 def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    """Import a file as a module, with its `# pkb:include` lines expanded as the harness does."""
+    from pkb_ray.problems.includes import read_candidate_file
+
+    mod = types.ModuleType(name)
+    mod.__file__ = str(path)
+    sys.modules[name] = mod  # dataclasses in the module look themselves up here
+    exec(compile(read_candidate_file(path), str(path), "exec"), mod.__dict__)
     return mod
 
 

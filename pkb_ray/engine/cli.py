@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from pkb_ray.problems.includes import read_candidate_file
 from pkb_ray.records import to_plain
 
 
@@ -40,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     size = args.size or ("bench" if device == "cuda" else "small")
     try:
-        source = args.candidate.read_text()
-    except OSError as e:
+        source = read_candidate_file(args.candidate)  # expands `# pkb:include` lines
+    except (OSError, ValueError) as e:
         print(f"pkb eval: cannot read {args.candidate}: {e}", file=sys.stderr)
         return 2
     req = EvalRequest(problem_id=args.problem, problems_source=args.source, candidate_source=source,

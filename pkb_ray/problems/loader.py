@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 import pkb_ray
+from pkb_ray.problems.includes import IncludeError, read_candidate_file
 from pkb_ray.problems.spec import CATEGORIES, SIZE_NAMES, Problem, ProblemError, ProblemSpec
 
 PROBLEM_FILES = ("problem.yaml", "reference.py", "inputs.py")
@@ -176,13 +177,17 @@ def load_problem_dir(directory: Path, source: str = "builtin") -> Problem:
     version = files_version([directory / n for n in PROBLEM_FILES])
     spec = ProblemSpec(**spec_kwargs, version=version, directory=directory, source=source)
     expert = directory / "expert.py"
+    try:
+        expert_source = read_candidate_file(expert) if expert.is_file() else None
+    except IncludeError as exc:
+        raise fail(expert, "expert.py", str(exc)) from exc
     problem = Problem(
         spec=spec,
         solution=ref.solution,
         reference_source=(directory / "reference.py").read_text(),
         make_inputs_fn=inp.make_inputs,
         roofline_fn=inp.roofline,
-        expert_source=expert.read_text() if expert.is_file() else None,
+        expert_source=expert_source,
     )
     # The roofline is cheap arithmetic: evaluate it now so a bad formula fails at load time.
     for size in SIZE_NAMES:

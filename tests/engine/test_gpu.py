@@ -16,6 +16,7 @@ import pytest
 
 from pkb_ray.config.schema import TimeoutConfig, TimingConfig
 from pkb_ray.engine import EvalRequest, evaluate, prebuild
+from pkb_ray.problems.includes import read_candidate_file
 from pkb_ray.records import FailureClass
 
 from .conftest import ADVERSARIAL
@@ -58,7 +59,7 @@ def _report(tag: str, res) -> None:
 
 @pytest.mark.parametrize("problem", ["allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"])
 def test_expert_is_correct_with_speedup(problem, cache_dir):
-    src = (REPO / "problems" / problem / "expert.py").read_text()
+    src = read_candidate_file(REPO / "problems" / problem / "expert.py")
     res = evaluate(_req(src, cache_dir, problem=problem, size="bench"))
     _report(f"expert {problem} bench", res)
     assert res.correct, (res.message, res.log[-4000:])
@@ -190,7 +191,7 @@ def test_gpu_node_evaluator_through_ray(cache_dir):
         info = ray.get(actors[0].info.remote())
         print(f"\n[actor] {info}")
         assert len(info["cuda_visible_devices"].split(",")) == nodes[0]["gpus"]
-        expert = (REPO / "problems" / "allreduce" / "expert.py").read_text()
+        expert = read_candidate_file(REPO / "problems" / "allreduce" / "expert.py")
         for src, want in ((expert, None),
                           ((GPU_ADV / "illegal_address.py").read_text(), F.CUDA_FAULT),
                           (expert, None)):
