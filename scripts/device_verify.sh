@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU verification run, for the device (nvidia-h200-x2), in steps with their own limits:
-#   bash scripts/device_verify.sh STEP...   (steps: env engine bench sweep refs adversarial)
+#   bash scripts/device_verify.sh STEP...   (steps: env sweep engine experts bench refs)
 # One log (device.log), journals and result files go to $OUT (the device tool brings them back). Needs .devsite
 # (bash ../shared/device/pack-site.sh) carried along for Ray and Hydra.
 set -uo pipefail
@@ -24,6 +24,7 @@ for s in "$@"; do
   case $s in
     env) step env 60 bash -c 'nvidia-smi; nvidia-smi topo -m; python3 -c "import torch,ray,hydra;print(torch.__version__, torch.version.cuda, ray.__version__)"' ;;
     engine) step engine 330 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider ;;
+    experts) step experts 150 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider -k expert ;;
     bench) step bench 200 python3 scripts/bench_eval.py --device cuda --out "$OUT" ;;
     sweep) step sweep 200 python3 sweep.py model=expert problems=collectives eval.device=cuda \
              tracking.enabled=false sweep.name=device_experts sweep.progress=false \
