@@ -61,6 +61,9 @@ def shaped_source(problem: str, source: str, shapes: list[str], dtype: str | Non
     base = load_problem(source, problem).spec.directory
     dst = workdir / "problems" / problem
     shutil.copytree(base, dst)
+    shared = base.parent / "_shared"  # what the problem's expert.py includes
+    if shared.is_dir():
+        shutil.copytree(shared, dst.parent / "_shared")
     meta = yaml.safe_load((dst / "problem.yaml").read_text())
     template = dict(next(iter(meta["sizes"].values())))
     sizes = {}
