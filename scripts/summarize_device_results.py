@@ -65,6 +65,9 @@ def main() -> int:
         ms = [r["evaluation"]["reference_ms"] for r in rows if r["evaluation"]]
         md += [f"Reference time at world size 2, bench size: median {statistics.median(ms):.3f} ms, "
                f"min {min(ms):.3f} ms, max {max(ms):.3f} ms over {len(ms)} problems.", ""]
+    after = d / "after_fast_experts" / "experts_journal.jsonl"
+    if after.exists():
+        md += cells_table(journal_rows(after), "Expert solutions with the fast path, through the sweep (same command)")
     variants = sorted(d.glob("bench_eval_cuda_*.json"))
     if variants:
         md += variants_table(variants)
