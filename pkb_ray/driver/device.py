@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pkb_ray.config.schema import RootConfig
+from pkb_ray.config.validate import ConfigError
 
 PSEUDO_SELF_CHECK = "reference"
 
@@ -52,14 +53,14 @@ def decide_device(cfg: RootConfig, models: list[str], nodes: list[dict]) -> Devi
                 "GPU nodes: python sweep.py cluster.address=auto (after `ray start` on each node)."
             )
         else:
-            raise SystemExit(
+            raise ConfigError(
                 f"eval.device=auto found no Ray node with >= {cfg.eval.world_size} GPUs, and "
                 f"{', '.join(models)} write CUDA candidates that need GPUs.\n"
                 "Point cluster.address at a GPU cluster, or set eval.device=cpu to evaluate "
                 "on CPU anyway (CUDA candidates will then fail)."
             )
     if device == "cuda" and not n_gpu_nodes:
-        raise SystemExit(
+        raise ConfigError(
             f"eval.device=cuda but no alive Ray node has >= {cfg.eval.world_size} GPUs "
             "(eval.world_size). Join a GPU cluster with cluster.address=auto."
         )

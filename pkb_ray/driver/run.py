@@ -123,7 +123,7 @@ def run_sweep(dcfg: DictConfig) -> int:
         return EXIT_BAD_INPUT
     try:
         decision = decide_device(cfg, [m.name for m in usable], ray.nodes())
-    except SystemExit as exc:
+    except ConfigError as exc:
         _say(f"pkb: {exc}")
         return EXIT_BAD_INPUT
     if decision.notice:

@@ -1,0 +1,38 @@
+"""eval.device=auto against the cluster's nodes (Ray's node records, as ray.nodes() gives)."""
+
+import pytest
+
+from pkb_ray.config import compose_config
+from pkb_ray.config.validate import ConfigError
+from pkb_ray.driver.device import decide_device
+from omegaconf import OmegaConf
+
+CPU_NODE = {"Alive": True, "Resources": {"CPU": 2.0}}
+GPU_NODE = {"Alive": True, "Resources": {"CPU": 32.0, "GPU": 8.0}}
+DEAD_GPU_NODE = {"Alive": False, "Resources": {"CPU": 32.0, "GPU": 8.0}}
+
+
+def cfg(*overrides):
+    return OmegaConf.to_object(compose_config(list(overrides)))
+
+
+def test_auto_uses_gpu_nodes_with_enough_gpus():
+    d = decide_device(cfg(), ["expert"], [CPU_NODE, GPU_NODE, DEAD_GPU_NODE])
+    assert (d.device, d.size, d.placement, d.gpu_nodes) == ("cuda", "bench", "gpu_node", 1)
+    assert d.notice is None and d.models is None
+
+
+def test_auto_without_gpus_runs_the_cpu_self_check_for_the_default_model():
+    d = decide_device(cfg(), ["expert"], [CPU_NODE])
+    assert (d.device, d.size, d.placement, d.models) == ("cpu", "small", "cpu", ["reference"])
+    assert "GPU evaluation needs GPU nodes" in d.notice
+
+
+def test_auto_without_gpus_refuses_api_models_before_spending_money():
+    with pytest.raises(ConfigError, match="eval.device=cpu"):
+        decide_device(cfg("model=opus47"), ["opus47"], [CPU_NODE])
+
+
+def test_world_size_larger_than_any_node_is_refused_for_cuda():
+    with pytest.raises(ConfigError, match="eval.world_size"):
+        decide_device(cfg("eval.device=cuda", "eval.world_size=16"), ["expert"], [GPU_NODE])
