@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -30,6 +31,7 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
 EXIT_INTERRUPTED = 130
+EXIT_INTERNAL_ERROR = 1
 
 
 def _say(msg: str) -> None:
@@ -42,6 +44,27 @@ def resolve_sweep_models(cfg: RootConfig) -> list[ModelConfig]:
     from pkb_ray.generation.models import resolve_models
 
     return resolve_models(list(cfg.models))
+
+
+def usable_models(models: list[ModelConfig]) -> list[ModelConfig]:
+    """Models that can run: a broken config stops the sweep (nothing is spent yet); a
+    missing API key skips that model, said once, naming the variable."""
+    from pkb_ray.generation.models import check_model_config, missing_api_key
+
+    bad = [f"model {m.name}: {why}" for m in models if (why := check_model_config(m))]
+    if bad:
+        _say("pkb: " + "\n  ".join(bad))
+        return []
+    usable = []
+    for model in models:
+        var = missing_api_key(model)
+        if var:
+            _say(f"pkb: skipping model {model.name}: its API key variable {var} is not set")
+        else:
+            usable.append(model)
+    if not usable:
+        _say("pkb: no model left to run (every model lacks its API key)")
+    return usable
 
 
 def init_ray(cfg: RootConfig) -> None:
@@ -83,21 +106,8 @@ def run_sweep(dcfg: DictConfig) -> int:
         _say(f"pkb: {exc}")
         return EXIT_BAD_INPUT
 
-    from pkb_ray.generation.models import check_model_config, missing_api_key
-
-    bad = [f"model {m.name}: {why}" for m in models if (why := check_model_config(m))]
-    if bad:
-        _say("pkb: " + "\n  ".join(bad))
-        return EXIT_BAD_INPUT
-    usable = []
-    for model in models:
-        var = missing_api_key(model)
-        if var:
-            _say(f"pkb: skipping model {model.name}: its API key variable {var} is not set")
-        else:
-            usable.append(model)
+    usable = usable_models(models)
     if not usable:
-        _say("pkb: no model left to run (every model lacks its API key)")
         return EXIT_BAD_INPUT
 
     from pkb_ray.problems import load_problems
@@ -219,30 +229,22 @@ def run_sweep(dcfg: DictConfig) -> int:
     except KeyboardInterrupt:
         status = "KILLED"
         _say("pkb: interrupted; every recorded cell is in the journal. Re-run the same command to continue.")
+    except Exception:  # a harness bug: keep what is recorded, say so, report, exit non-zero
+        status = "FAILED"
+        _say("pkb: the sweep stopped on an internal error; every recorded cell is in the journal:")
+        traceback.print_exc()
     finally:
         if tracker:
             tracker.flush()
 
-    from pkb_ray.report.leaderboard import build_report, print_leaderboard
-    from pkb_ray.report.metrics import summary_metrics
-
-    records = journal.records()
-    report = build_report(records, sweep_dir)
-    if records:
-        print_leaderboard(report.summaries, f"sweep {cfg.sweep.name}: {len(records)} cells recorded")
-    _say(f"pkb: {progress.summary()}; leaderboard {report.markdown_path} and {report.csv_path}")
-    if tracker:
-        files = [p for p in (report.markdown_path, report.csv_path, report.plot_path,
-                             report.turn_plot_path) if p]
-        tracker.log_summary(summary_metrics(report.summaries), files, report.curves)
-        for err in tracker.close(status):
-            _say(f"pkb: {err}")
-        _say(f"pkb: MLflow: mlflow ui --backend-store-uri {cfg.tracking.uri}  (experiment {cfg.sweep.name!r})")
+    finish_report(cfg, journal, tracker, status, progress.summary())
     journal.close()
     if turn_log:
         turn_log.close()
     if status == "KILLED":
         return EXIT_INTERRUPTED
+    if status == "FAILED":
+        return EXIT_INTERNAL_ERROR
     if budget.exhausted():
         _say(f"pkb: the sweep's spend ${budget.spent_usd:.2f} reached budget_usd={budget.limit_usd}: "
              "no new API calls were made after that; raise budget_usd and re-run to continue")
@@ -252,3 +254,24 @@ def run_sweep(dcfg: DictConfig) -> int:
             _say(f"  {line}")
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def finish_report(cfg: RootConfig, journal: Journal, tracker, status: str, progress_line: str) -> None:
+    """The leaderboard of every recorded cell of the sweep: printed, written, and logged to
+    the sweep's parent run, which is then closed with `status`."""
+    from pkb_ray.report.leaderboard import build_report, print_leaderboard
+    from pkb_ray.report.metrics import summary_metrics
+
+    sweep_dir = journal.path.parent
+    records = journal.records()
+    report = build_report(records, sweep_dir)
+    if records:
+        print_leaderboard(report.summaries, f"sweep {cfg.sweep.name}: {len(records)} cells recorded")
+    _say(f"pkb: {progress_line}; leaderboard {report.markdown_path} and {report.csv_path}")
+    if tracker:
+        files = [p for p in (report.markdown_path, report.csv_path, report.plot_path,
+                             report.turn_plot_path) if p]
+        tracker.log_summary(summary_metrics(report.summaries), files, report.curves)
+        for err in tracker.close(status):
+            _say(f"pkb: {err}")
+        _say(f"pkb: MLflow: mlflow ui --backend-store-uri {cfg.tracking.uri}  (experiment {cfg.sweep.name!r})")

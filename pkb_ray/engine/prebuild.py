@@ -13,7 +13,6 @@ after compilation (no GPU, no process group) does not matter here; a compiler er
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
