@@ -138,13 +138,13 @@ def _reset_forkserver() -> None:
     multiprocessing asks waitpid(WNOHANG) whether its forkserver lives. One that a candidate
     killed can still be exiting (torch's threads and memory take a while on a loaded
     machine: seen on 2 cores), so it counts as alive while its socket already refuses
-    connections. Closing its alive fd stops a live server too, so the wait cannot hang."""
+    connections. Closing its alive fd stops a live server too, so the wait cannot hang.
+    Called inside _patched_multiprocessing(), which already holds _lock (not re-entrant)."""
     fs = mp_forkserver._forkserver
-    with _lock:
-        try:
-            fs._stop_unlocked()  # closes the alive fd, waits for the process, unlinks the socket
-        except OSError:
-            fs._forkserver_pid = fs._forkserver_address = fs._forkserver_alive_fd = None
+    try:
+        fs._stop_unlocked()  # closes the alive fd, waits for the process, unlinks the socket
+    except OSError:
+        fs._forkserver_pid = fs._forkserver_address = fs._forkserver_alive_fd = None
 
 
 def ensure_forkserver() -> None:
