@@ -31,6 +31,10 @@ def turn_summaries(state: CellState, outcomes: list[EvalResult | None]) -> list[
                 "cost_usd": turn.generation.cost_usd,
                 "cached": turn.generation.cached,
                 "message": (ev.message if ev else turn.generation.message)[:500],
+                # The conversation itself: what the model was sent (the full prompt on turn
+                # 1, the feedback after) and what it answered.
+                "prompt": turn.generation.prompt,
+                "response": turn.generation.response,
             }
         )
     return rows

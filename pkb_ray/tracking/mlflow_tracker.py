@@ -79,7 +79,7 @@ def cell_artifacts(result: CellResult) -> dict[str, str]:
     if result.turns:
         import json
 
-        files["turns.json"] = json.dumps(result.turns, indent=1)
+        files["conversation.json"] = json.dumps(result.turns, indent=1)
     return files
 
 

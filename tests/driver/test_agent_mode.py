@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from pkb_ray.generation.local_server import Reply, ScriptedServer
 from tests.driver.conftest import scrubbed_env, sweep_cmd
@@ -45,12 +46,12 @@ def scripted_slow(body: dict) -> Reply:
     return scripted(body, SLOW_TURN_CODE)
 
 
-def overrides(server: ScriptedServer, ray_head) -> list[str]:
+def overrides(server: ScriptedServer, ray_head, tracking: bool = False) -> list[str]:
     return [
         "model=openai_compatible", f"model.api_base={server.url}", "model.model_id=agentbot",
         f"problems.source={FIXTURE}", "problems.ids=[scale_local]", "eval.device=cpu",
-        "mode=agent", "mode.turns=5", "attempts=1", "sweep.name=agent", "sweep.progress=false",
-        "tracking.enabled=false", f"cluster.address={ray_head.address}",
+        "mode=agent", "turns=5", "attempts=1", "sweep.name=agent", "sweep.progress=false",
+        f"tracking.enabled={str(tracking).lower()}", f"cluster.address={ray_head.address}",
     ]
 
 
@@ -62,11 +63,21 @@ def read_cell(tmp_path: Path) -> dict:
 
 def test_agent_fixes_compile_then_correctness(ray_head, tmp_path):
     with ScriptedServer(default=scripted) as server:
-        proc = subprocess.run(sweep_cmd(*overrides(server, ray_head)), cwd=tmp_path,
+        proc = subprocess.run(sweep_cmd(*overrides(server, ray_head, tracking=True)), cwd=tmp_path,
                               env=scrubbed_env(), capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
         assert [turn_of(r.body) for r in server.requests] == [1, 2, 3]
     cell = read_cell(tmp_path)
+    # MLflow: per-turn metrics with the turn as the step, and the conversation as an artifact.
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("agent")
+    (run,) = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'cell'")
+    history = client.get_metric_history(run.info.run_id, "turn_correct")
+    assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == [(1, 0.0), (2, 0.0), (3, 1.0)]
+    path = client.download_artifacts(run.info.run_id, "conversation.json", str(tmp_path))
+    conversation = json.loads(Path(path).read_text())
+    assert [t["response"].count("def solution") for t in conversation] == [1, 1, 1]
+    assert "parse_error" in conversation[1]["prompt"]  # turn 2 was sent turn 1's feedback
     assert cell["status"] == "correct"
     turns = cell["turns"]
     assert [t["turn"] for t in turns] == [1, 2, 3]
