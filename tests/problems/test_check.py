@@ -3,15 +3,11 @@ ranks hung in a collective) does not stop the checks of the problems after it.""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import yaml
 
-from pkb_ray.problems import builtin_dir
 from pkb_ray.problems.check import check_problems
+from tests.problems.helpers import copy_problem
 
-TEMPLATE = builtin_dir() / "allreduce"
 
 # allreduce's reference, broken in ways the loader cannot see (they show only when run)
 REFERENCES = {
@@ -40,26 +36,17 @@ INPUTS = {
 }
 
 
-def _copy(root: Path, pid: str) -> Path:
-    d = root / pid
-    shutil.copytree(TEMPLATE, d, ignore=shutil.ignore_patterns("expert.py", "__pycache__"))
-    meta = yaml.safe_load((d / "problem.yaml").read_text())
-    meta["id"] = pid
-    (d / "problem.yaml").write_text(yaml.safe_dump(meta))
-    return d
-
-
 def test_check_reports_each_failure_and_recovers(tmp_path):
-    _copy(tmp_path, "a_good")
-    _copy(tmp_path, "b_good")
+    copy_problem(tmp_path, "a_good")
+    copy_problem(tmp_path, "b_good")
     for pid, src in REFERENCES.items():
-        (_copy(tmp_path, pid) / "reference.py").write_text(src)
+        (copy_problem(tmp_path, pid) / "reference.py").write_text(src)
     for pid, (old, new) in INPUTS.items():
-        d = _copy(tmp_path, pid)
+        d = copy_problem(tmp_path, pid)
         text = (d / "inputs.py").read_text()
         assert old in text
         (d / "inputs.py").write_text(text.replace(old, new))
-    _copy(tmp_path, "z_good_after_the_failures")
+    copy_problem(tmp_path, "z_good_after_the_failures")
     (tmp_path / "y_bad_meta").mkdir()
     (tmp_path / "y_bad_meta" / "problem.yaml").write_text("id: y_bad_meta\n")
 
@@ -83,7 +70,7 @@ def test_check_reports_each_failure_and_recovers(tmp_path):
 
 
 def test_problem_without_the_world_size_is_skipped(tmp_path):
-    d = _copy(tmp_path, "only_two")
+    d = copy_problem(tmp_path, "only_two")
     meta = yaml.safe_load((d / "problem.yaml").read_text())
     meta["world_sizes"] = [2]
     (d / "problem.yaml").write_text(yaml.safe_dump(meta))

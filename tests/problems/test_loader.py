@@ -4,7 +4,6 @@ and the well-formed problems beside it still load."""
 from __future__ import annotations
 
 import re
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -14,21 +13,11 @@ import yaml
 from pkb_ray.problems import (
     CATEGORIES,
     ProblemLoadError,
-    builtin_dir,
     load_problem,
     load_problems,
 )
+from tests.problems.helpers import copy_problem
 
-TEMPLATE = builtin_dir() / "allreduce"
-
-
-def _copy(root: Path, pid: str) -> Path:
-    d = root / pid
-    shutil.copytree(TEMPLATE, d, ignore=shutil.ignore_patterns("expert.py", "__pycache__"))
-    meta = yaml.safe_load((d / "problem.yaml").read_text())
-    meta["id"] = pid
-    (d / "problem.yaml").write_text(yaml.safe_dump(meta))
-    return d
 
 
 def _edit_meta(d: Path, **changes) -> None:
@@ -56,8 +45,7 @@ def test_versions_hash_the_problem_files(tmp_path):
     p = load_problem("builtin", "allreduce")
     assert re.fullmatch(r"[0-9a-f]{16}", p.spec.version)
     assert load_problem("builtin", "allreduce").spec.version == p.spec.version
-    d = tmp_path / "allreduce"
-    shutil.copytree(TEMPLATE, d, ignore=shutil.ignore_patterns("expert.py", "__pycache__"))
+    d = copy_problem(tmp_path, "allreduce")
     same = load_problem(str(tmp_path), "allreduce")
     assert same.spec.version == p.spec.version  # content, not location
     (d / "reference.py").write_text((d / "reference.py").read_text() + "\n# changed\n")
@@ -106,10 +94,10 @@ BROKEN = {
 
 
 def test_each_broken_problem_names_file_and_field_while_the_rest_load(tmp_path):
-    _copy(tmp_path, "good_one")
+    copy_problem(tmp_path, "good_one")
     for name, (breaker, _, _, _) in BROKEN.items():
-        breaker(_copy(tmp_path, name))
-    _copy(tmp_path, "good_two")
+        breaker(copy_problem(tmp_path, name))
+    copy_problem(tmp_path, "good_two")
     loaded = load_problems(str(tmp_path))
     assert sorted(loaded.problems) == ["good_one", "good_two"]
     errors = {e.problem: e for e in loaded.errors}
@@ -123,15 +111,15 @@ def test_each_broken_problem_names_file_and_field_while_the_rest_load(tmp_path):
 
 
 def test_load_problem_raises_with_the_structured_error(tmp_path):
-    _edit_meta(_copy(tmp_path, "bad"), category="nope")
+    _edit_meta(copy_problem(tmp_path, "bad"), category="nope")
     with pytest.raises(ProblemLoadError) as info:
         load_problem(str(tmp_path), "bad")
     assert info.value.error.field == "category"
 
 
 def test_ids_filter_and_missing_source(tmp_path):
-    _copy(tmp_path, "a_problem")
-    _copy(tmp_path, "b_problem")
+    copy_problem(tmp_path, "a_problem")
+    copy_problem(tmp_path, "b_problem")
     assert list(load_problems(str(tmp_path), ["b_problem"]).problems) == ["b_problem"]
     missing = load_problems(str(tmp_path / "nowhere"))
     assert not missing.problems and "not a directory" in missing.errors[0].message
