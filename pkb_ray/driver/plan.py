@@ -18,3 +18,9 @@ def plan_cells(models: list[str], problems: list[str], attempts: int, mode: str)
 
 def pending_cells(cells: list[CellKey], done_ids: set[str]) -> list[CellKey]:
     return [c for c in cells if c.cell_id not in done_ids]
+
+
+def without_missing_experts(cells: list[CellKey], has_expert: dict[str, bool]) -> list[CellKey]:
+    """The `expert` pseudo-model only where a problem ships an expert solution: a problem
+    without one is not a failure of the experts, and would drag their pass@k down."""
+    return [c for c in cells if c.model != "expert" or has_expert.get(c.problem, False)]

@@ -19,7 +19,7 @@ from pkb_ray.config.validate import ConfigError, validate
 from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.device import decide_device
 from pkb_ray.driver.pipeline import CellState, Pipeline
-from pkb_ray.driver.plan import pending_cells, plan_cells
+from pkb_ray.driver.plan import pending_cells, plan_cells, without_missing_experts
 from pkb_ray.driver.progress import SweepProgress
 from pkb_ray.driver.stages import Budget, RayStages
 from pkb_ray.tracking.journal import Journal
@@ -145,6 +145,12 @@ def run_sweep(dcfg: DictConfig) -> int:
 
     problem_ids = list(problem_set.problems)
     cells = plan_cells([m.name for m in usable], problem_ids, cfg.attempts, cfg.mode.name)
+    has_expert = {pid: p.expert_source is not None for pid, p in problem_set.problems.items()}
+    planned = len(cells)
+    cells = without_missing_experts(cells, has_expert)
+    if len(cells) < planned:
+        _say(f"pkb: model expert: expert solutions exist for {sum(has_expert.values())} of "
+             f"{len(has_expert)} problems; only those are evaluated")
     pending = pending_cells(cells, journal.done_ids())
     _say(
         f"pkb: sweep {cfg.sweep.name!r}: {len(cells)} cells ({len(usable)} models x "

@@ -1,0 +1,17 @@
+from pkb_ray.driver.plan import pending_cells, plan_cells, without_missing_experts
+
+
+def test_plan_is_attempt_major_and_resume_skips_done_cells():
+    cells = plan_cells(["a", "b"], ["p", "q"], 2, "zeroshot")
+    assert [c.cell_id for c in cells[:4]] == ["a/p/1/zeroshot", "b/p/1/zeroshot",
+                                              "a/q/1/zeroshot", "b/q/1/zeroshot"]
+    assert len(cells) == 8
+    left = pending_cells(cells, {"a/p/1/zeroshot", "b/q/2/zeroshot"})
+    assert len(left) == 6 and all(c.cell_id not in {"a/p/1/zeroshot", "b/q/2/zeroshot"} for c in left)
+
+
+def test_expert_cells_only_where_an_expert_exists():
+    cells = plan_cells(["expert", "opus47"], ["allreduce", "tp_mlp"], 1, "zeroshot")
+    kept = without_missing_experts(cells, {"allreduce": True, "tp_mlp": False})
+    assert [c.cell_id for c in kept] == ["expert/allreduce/1/zeroshot", "opus47/allreduce/1/zeroshot",
+                                         "opus47/tp_mlp/1/zeroshot"]
