@@ -16,7 +16,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -64,7 +63,6 @@ class CellState:
     key: CellKey
     turns: list[Turn] = field(default_factory=list)
     evaluator_losses: int = 0
-    started_at: float = field(default_factory=time.time)
 
     @property
     def turn(self) -> int:
@@ -92,15 +90,6 @@ class Stages(Protocol):
     def continue_cell(self, state: CellState) -> bool:
         """After a turn ends: True to generate another turn (agent mode)."""
 
-    def may_generate(self, state: CellState) -> str | None:
-        """None if a new API call may start, else why not (e.g. the budget is spent)."""
-
-
-@dataclass
-class PipelineCounts:
-    recorded: int = 0
-    deferred: int = 0
-    deferred_reasons: collections.Counter = field(default_factory=collections.Counter)
 
 
 class Pipeline:
@@ -128,8 +117,6 @@ class Pipeline:
         self.ready: collections.deque[CellState] = collections.deque()
         self.inflight: dict[Any, tuple[str, CellState, Any]] = {}
         self.regenerate: collections.deque[CellState] = collections.deque()
-        self.counts = PipelineCounts()
-        self.stopped_reason: str | None = None
 
     # -- bookkeeping ---------------------------------------------------------------
     def _n(self, stage: str) -> int:
@@ -137,12 +124,9 @@ class Pipeline:
 
     def _finish(self, state: CellState) -> None:
         self.record(state)
-        self.counts.recorded += 1
 
     def _defer(self, state: CellState, reason: str) -> None:
         self.defer(state, reason)
-        self.counts.deferred += 1
-        self.counts.deferred_reasons[reason.split(":")[0]] += 1
 
     # -- submission ----------------------------------------------------------------
     def _fill(self) -> None:
@@ -158,10 +142,6 @@ class Pipeline:
             and len(self.ready) + self._n("build") < self.max_ready
         ):
             state = self.regenerate.popleft() if self.regenerate else self.todo.popleft()
-            why_not = self.stages.may_generate(state)
-            if why_not:
-                self._defer(state, why_not)
-                continue
             self.inflight[self.stages.generate(state)] = ("gen", state, None)
 
     # -- completion ----------------------------------------------------------------
@@ -221,7 +201,7 @@ class Pipeline:
     def done(self) -> bool:
         return not (self.todo or self.ready or self.inflight or self.regenerate)
 
-    def run(self) -> PipelineCounts:
+    def run(self) -> None:
         import ray
         from ray.exceptions import RayActorError, RayError
 
@@ -229,14 +209,13 @@ class Pipeline:
         while not self.done():
             if not self.inflight:
                 if self.ready and not self.free:
-                    self.stopped_reason = "no evaluator is alive and none could be started"
                     for state in list(self.ready):
-                        self._defer(state, f"no_evaluator: {self.stopped_reason}")
+                        self._defer(state, "no_evaluator: no evaluator is alive and none could be started")
                     self.ready.clear()
                     continue
                 self._fill()
                 if not self.inflight and not self.ready:
-                    continue  # everything left was deferred by _fill
+                    continue  # nothing was left to submit: done() ends the loop
             done_refs, _ = ray.wait(list(self.inflight), num_returns=1, timeout=1.0)
             for ref in done_refs:
                 stage, state, evaluator = self.inflight.pop(ref)
@@ -270,4 +249,3 @@ class Pipeline:
                     self._on_evaluated(state, value)
             self._fill()
             self.tick()
-        return self.counts

@@ -146,6 +146,3 @@ class RayStages:
         if self.turn_log is not None and outcome is not None:
             self.turn_log.put(state.key.cell_id, state.turn, outcome)
         return self.agent.continue_cell(state)
-
-    def may_generate(self, state: CellState) -> str | None:
-        return None  # the budget is enforced per call (allow_api_calls), see generate()
