@@ -27,6 +27,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pkb report: {exc}; sweeps under {args.root}/: {', '.join(known) or 'none'}",
               file=sys.stderr)
         return 2
+    except ValueError as exc:  # a corrupted line: the message names file and line
+        print(f"pkb report: {exc}", file=sys.stderr)
+        return 2
     report = build_report(results, sweep_dir)
     print_leaderboard(report.summaries, f"sweep {args.sweep_name}: {len(results)} cells")
     print(f"wrote {report.markdown_path}, {report.csv_path}"

@@ -31,21 +31,14 @@ class Journal:
         if not self.path.exists():
             return
         data = self.path.read_bytes()
-        complete = data[: data.rfind(b"\n") + 1]
+        complete = _complete_lines(data)
         if len(complete) != len(data):
             # A torn final line from a killed writer: drop it so the next append starts clean.
             with open(self.path, "r+b") as fh:
                 fh.truncate(len(complete))
                 fh.flush()
                 os.fsync(fh.fileno())
-        for lineno, line in enumerate(complete.decode("utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = CellResult.from_dict(json.loads(line))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{self.path}:{lineno}: unreadable journal line: {exc}") from exc
-            self._records.setdefault(record.key.cell_id, record)
+        self._records = _parse(complete, self.path)
 
     def append(self, result: CellResult) -> bool:
         """Record a cell durably. Returns False (and writes nothing) if it was already recorded."""
@@ -77,11 +70,22 @@ def read_journal(path: Path) -> list[CellResult]:
     """Records of a journal without opening it for writing (for `pkb report`)."""
     if not Path(path).exists():
         raise FileNotFoundError(f"no journal at {path}")
+    return list(_parse(_complete_lines(Path(path).read_bytes()), Path(path)).values())
+
+
+def _complete_lines(data: bytes) -> bytes:
+    """Everything up to the last newline: a torn tail from a killed writer is not a record."""
+    return data[: data.rfind(b"\n") + 1]
+
+
+def _parse(complete: bytes, path: Path) -> dict[str, CellResult]:
     records: dict[str, CellResult] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for lineno, line in enumerate(complete.decode("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
         try:
             record = CellResult.from_dict(json.loads(line))
-        except (ValueError, KeyError, TypeError):
-            continue  # a torn tail from a killed writer
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{lineno}: unreadable journal line: {exc}") from exc
         records.setdefault(record.key.cell_id, record)
-    return list(records.values())
+    return records
