@@ -11,7 +11,8 @@ fi
 # Reinstall when a dependency is missing, or when `pkb_ray` resolves to another checkout
 # (an editable install made from a different clone would test that clone's code).
 here=$(cd pkb_ray && pwd -P)
-there=$("$PY" -c 'import os, pkb_ray; print(os.path.realpath(os.path.dirname(pkb_ray.__file__)))' 2>/dev/null || true)
+# Asked from / : from here, the checkout's own directory would shadow the installed one.
+there=$(cd / && "$PY" -c 'import os, pkb_ray; print(os.path.realpath(os.path.dirname(pkb_ray.__file__)))' 2>/dev/null || true)
 if [ "$here" != "$there" ] \
    || ! "$PY" -c 'import ray, mlflow, litellm, hydra, rich, matplotlib, pytest, pytest_timeout' 2>/dev/null; then
   "$PY" -m pip install -q -e '.[test]'
