@@ -85,9 +85,9 @@ class TimingConfig:
 
     warmup_ms: float = 50.0
     """Warm up by time, not by count."""
-    min_calls: int = 10
-    max_calls: int = 200
-    target_rel_ci: float = 0.01
+    min_calls: int = 20
+    max_calls: int = 1000
+    target_rel_ci: float = 0.004
     """Stop repeating once the median's relative confidence half-width is below this."""
     max_timing_s: float = 20.0
     """Wall-clock cap on timing one candidate."""
@@ -96,8 +96,17 @@ class TimingConfig:
     stream, the host clock around call + device synchronize (minus an empty call), or the
     larger of the two per call. auto = events, or the host clock when its median is over
     1.2x the events' (work on a side stream)."""
+    gate: bool = True
+    """cuda: hold each timed call behind a GPU-side gate until every rank has queued all of
+    it (engine/launch_gate.py), so launch overhead and rank skew stay out of the times."""
+    batch_ms: float = 1.0
+    """Gated: queue calls back to back behind one gate, about this much GPU time per sample
+    (at most 64 calls); a sample is the batch's time per call. 0 = one call per sample."""
+    gate_timeout_ms: float = 100.0
+    """A gate not opened by then lets the call through and the callable is timed ungated
+    (it waits on the GPU from the host, e.g. .item())."""
     align_streams: bool = True
-    """Before each timed call, align the ranks' streams with a one-element harness NCCL
+    """Ungated calls: first align the ranks' streams with a one-element harness NCCL
     all-reduce so every rank's start event fires together."""
 
 

@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pkb_ray.engine import cache, hardware, launcher, rank_main, roofline, static_check
+from pkb_ray.engine import cache, hardware, launch_gate, launcher, rank_main, roofline, static_check
 from pkb_ray.engine.env import rank_env
 from pkb_ray.engine.prebuild import BuildResult, extensions_dir
 from pkb_ray.engine.request import EvalRequest
@@ -131,6 +131,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None,
             "trials": req.trials, "guard": req.guard, "time_candidate": req.time_candidate,
             "timing": dataclasses.asdict(req.timing), "timeouts": dataclasses.asdict(req.timeouts),
             "cache_dir": cache_dir, "reference_key": key, "store_port": store.port,
+            "gate_path": launch_gate.gate_path(workdir) if req.device == "cuda" else None,
         }
         overrides = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port),
                      "TORCH_EXTENSIONS_DIR": str(extensions_dir(cache_dir, req.torch_cuda_arch_list)),
@@ -147,6 +148,8 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None,
                                   _phase_timeouts(req))
     finally:
         del store
+        if req.device == "cuda":
+            Path(launch_gate.gate_path(workdir)).unlink(missing_ok=True)
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -172,6 +175,10 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None,
         if cand.get("clock") == "host" and req.device == "cuda":
             # Work the CUDA events did not see (a side stream): timed by the host clock.
             result.flags = sorted(set(result.flags) | {"timed_by_host_clock"})
+        if req.device == "cuda" and req.timing.gate and not cand.get("gated"):
+            # It waits on the GPU from the host (or no gate could be built): its time
+            # includes launch overhead, unlike a gated one.
+            result.flags = sorted(set(result.flags) | {"timed_ungated"})
     if ref:
         result.reference_ms = ref["median_ms"]
     if result.candidate_ms and result.reference_ms:

@@ -29,7 +29,7 @@ import torch
 import torch.distributed as dist
 
 # Bound at import (the forkserver preloads this module): candidate code comes later.
-from pkb_ray.engine import cache, correctness, guard, timing
+from pkb_ray.engine import cache, correctness, guard, launch_gate, timing
 from pkb_ray.config.schema import TimingConfig
 from pkb_ray.records import FailureClass
 
@@ -189,6 +189,7 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
         l2 = l2_bytes(rank)
     ref_timing = None
     align = group.device_barrier(device) if timing_cfg.align_streams else None
+    gate, gate_note = _launch_gate(job, rank, world_size, timing_cfg) if cuda else (None, "")
     if job["time_candidate"]:
         tpath = cache.timing_path(cache_dir, key, timing_cfg)
         ref_timing = cache.read_json(tpath)
@@ -197,7 +198,7 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
                                                  make(TIMING_SEED0 + 100), l2)
             stats, _ = timing.time_calls(problem.solution, sets, timing_cfg, device=device,
                                          barrier=group.barrier, gather=group.gather,
-                                         device_barrier=align)
+                                         device_barrier=align, gate=gate)
             ref_timing = _stats_dict(stats)
             if rank == 0:
                 cache.write_json(tpath, ref_timing)
@@ -255,7 +256,7 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
         try:
             stats, caller = timing.time_calls(solution, cand_sets, timing_cfg, device=device,
                                               barrier=group.barrier, gather=group.gather,
-                                              device_barrier=align)
+                                              device_barrier=align, gate=gate)
             if guard.violations():
                 raise guard.ForbiddenAPIError(guard.violations()[0])
         except BaseException as e:  # noqa: BLE001
@@ -264,6 +265,8 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
             chan.fail(classify_exception(e, tb), f"while timing: {type(e).__name__}: {_first_line(e)}", log=tb)
             return
         cand_timing = _stats_dict(stats)
+        if gate_note:
+            cand_timing["gate_note"] = gate_note
         del cand_sets
         # One more call, timed exactly like the others, on inputs whose reference we know:
         # a candidate that skips work once it is being timed fails here.
@@ -318,7 +321,20 @@ def _stats_dict(stats: timing.TimingStats) -> dict[str, Any]:
             "rel_ci": stats.rel_ci if stats.rel_ci != float("inf") else None,
             "stopped": stats.stopped, "input_sets": stats.input_sets,
             "host_overhead_ms": stats.host_overhead_ms, "clock": stats.clock,
-            "event_median_ms": stats.event_median_ms, "host_median_ms": stats.host_median_ms}
+            "event_median_ms": stats.event_median_ms, "host_median_ms": stats.host_median_ms,
+            "gated": stats.gated}
+
+
+def _launch_gate(job: dict[str, Any], rank: int, world_size: int, cfg: TimingConfig) -> tuple[Any, str]:
+    """This rank's side of the launch gate, or (None, why not): timing then runs ungated."""
+    if not (cfg.gate and job.get("time_candidate") and job.get("gate_path")):
+        return None, ""
+    try:
+        return launch_gate.LaunchGate(job["gate_path"], rank, world_size, rank,
+                                      int(cfg.gate_timeout_ms * 1000)), ""
+    except launch_gate.GateUnavailable as e:
+        sys.stderr.write(f"launch gate unavailable, timing ungated: {e}\n")
+        return None, f"launch gate unavailable: {e}"
 
 
 def profile_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> None:

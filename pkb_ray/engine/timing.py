@@ -1,15 +1,20 @@
 """Timing one callable identically for candidate and reference, on every rank.
 
-One call, on each rank: a harness barrier, then
-  cuda: a CUDA event pair on the current stream around the call, then
-        torch.cuda.synchronize() (waits for every stream, so work a candidate hides on a
-        side stream is still counted) and a host clock around the whole;
-  cpu:  the host clock around the call.
-On cuda the ranks' streams are first aligned by a one-element NCCL all-reduce issued by
-the harness (exempt from the guard), so every rank's start event fires at the same moment.
+One sample, on each rank (cuda, gated: the default):
+  close the launch gate (launch_gate.py), record a CUDA event, make the call (short calls:
+  several calls back to back on consecutive input sets, about TimingConfig.batch_ms of GPU
+  work), record an event, open the gate, torch.cuda.synchronize() (waits for every
+  stream). The GPU starts only when every rank has queued all of it, so the events hold
+  the GPU's work alone: no host launch overhead, and the skew between the ranks' starts
+  (about a microsecond) is shared by the batch. A sample is the time per call.
+Ungated (no gate here, or the callable waits on the GPU from the host, which a closed gate
+would hold until it times out): a harness barrier, a one-element NCCL all-reduce that
+aligns the ranks' streams, then events and a synchronize around the call.
+On cpu: the host clock around the call.
+
 A call's time is the slowest rank's, on each clock; the reported time is the median over
-calls of the event clock, or of the host clock (minus the measured overhead of an empty
-call) when that is clearly larger: work on a side stream (see time_calls).
+calls of the event clock, or of the host clock (minus the host time of an empty call) when
+that is clearly larger: work on a side stream (see time_calls).
 
 Warm-up is by time (TimingConfig.warmup_ms); then calls repeat in batches until the
 median's 95% confidence half-width (order statistics) is within target_rel_ci of it, or
@@ -63,6 +68,10 @@ class TimingStats:
     """event | host: which clock the median comes from (host = work outside the events)."""
     event_median_ms: float = 0.0
     host_median_ms: float = 0.0
+    gated: bool = False
+    """Calls were held behind the launch gate (launch_gate.py) until every rank had queued them."""
+    calls_per_sample: int = 1
+    """Gated: calls queued back to back behind one gate; a sample is their time per call."""
 
 
 def rel_ci_of_median(samples: Sequence[float]) -> float:
@@ -81,49 +90,70 @@ def rel_ci_of_median(samples: Sequence[float]) -> float:
 
 
 class _Caller:
-    """Makes one timed call on this rank; returns (output, event_ms, host_ms)."""
+    """Makes one call on this rank; returns (output, event_ms, start, end).
 
-    def __init__(self, device: str, barrier: Barrier, device_barrier: Barrier | None = None) -> None:
+    start/end are perf_counter readings (CLOCK_MONOTONIC: one clock for all the node's
+    processes). Ungated, start is taken after the harness barrier and end after the device
+    synchronize. Gated, start is when this rank opened the gate (the gate really opens at
+    the latest rank's start) and end after the synchronize."""
+
+    def __init__(self, device: str, barrier: Barrier, device_barrier: Barrier | None = None,
+                 gate: Any = None) -> None:
         self.cuda = device.startswith("cuda")
         self.barrier = barrier
         self.device_barrier = device_barrier
+        self.gate = gate if self.cuda else None
+        self.gated = False
         if self.cuda:
             self.start = _Event(enable_timing=True)
             self.end = _Event(enable_timing=True)
         self.host_overhead_ms = 0.0
+        """Host time of an empty call in the current mode (set by time_calls)."""
 
-    def _timed(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, float, float]:
+    def _timed(self, fn: Callable[..., Any], inputs: Sequence[Any],
+               more: Sequence[Sequence[Any]] = ()) -> tuple[Any, float, float, float]:
+        """One call on `inputs`; gated, then one more call on each of `more`, back to back
+        (the event time is then the whole batch's: time_calls divides)."""
+        if self.gated:
+            # The previous call ended with a synchronize, so the gate is the next thing the
+            # GPU runs; everything fn queues waits behind it (launch_gate.py).
+            self.gate.close()
+            _event_record(self.start, _current_stream())
+            out = fn(*inputs)
+            for extra in more:
+                out = fn(*extra)
+            _event_record(self.end, _current_stream())
+            t0 = self.gate.open()
+            _cuda_synchronize()
+            t1 = _perf_counter()
+            return out, _event_elapsed(self.start, self.end), t0, t1
+        assert not more, "only gated calls are batched"
         self.barrier()
         if self.cuda:
             _cuda_synchronize()
-            h0 = _perf_counter()
+            t0 = _perf_counter()
             if self.device_barrier is not None:
                 # Align the ranks' streams: the start events of all ranks fire together, so a
-                # peer's late host does not count as this rank's kernel time (with a host
-                # barrier alone, rank skew of tens of us is added to 15 us kernels).
+                # peer's late host does not count as this rank's kernel time.
                 self.device_barrier()
             _event_record(self.start, _current_stream())
             out = fn(*inputs)
             _event_record(self.end, _current_stream())
             _cuda_synchronize()
-            h1 = _perf_counter()
-            return out, _event_elapsed(self.start, self.end), (h1 - h0) * 1e3
-        h0 = _perf_counter()
+            t1 = _perf_counter()
+            return out, _event_elapsed(self.start, self.end), t0, t1
+        t0 = _perf_counter()
         out = fn(*inputs)
-        ms = (_perf_counter() - h0) * 1e3
-        return out, ms, ms
+        t1 = _perf_counter()
+        return out, (t1 - t0) * 1e3, t0, t1
 
     def call(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, float]:
-        """One call timed like every timed call; returns (output, this rank's time in ms)."""
-        out, event_ms, host_ms = self._timed(fn, inputs)
-        return out, max(event_ms, host_ms - self.host_overhead_ms)
+        """One call made like every timed call; returns (output, this rank's time in ms)."""
+        out, event_ms, t0, t1 = self._timed(fn, inputs)
+        return out, max(event_ms, (t1 - t0) * 1e3 - self.host_overhead_ms)
 
-    def calibrate(self) -> None:
-        """Host time of an empty call (barrier alignment + events + synchronize)."""
-        if not self.cuda:
-            return
-        samples = [self._timed(_empty, ())[2] for _ in range(20)]
-        self.host_overhead_ms = statistics.median(samples[5:])
+    def expired(self) -> int:
+        return self.gate.expired() if self.gate is not None else 0
 
 
 def _empty() -> None:
@@ -134,62 +164,143 @@ def _empty() -> None:
 # see (a side stream): then the host-clock median is reported.
 HOST_CLOCK_TOLERANCE = 1.2
 HOST_CLOCK_SLACK_MS = 0.02
+# Gated calls between two checks that the gate held: a callable that waits on the GPU from
+# the host costs one gate timeout per call until the next check.
+GATED_BATCH_MAX = 32
+# Calls queued behind one gate: bounded so the launch queue (about a thousand entries)
+# never fills, which would block the host against the closed gate.
+MAX_PER_SAMPLE = 64
+
+
+@dataclass
+class _Batch:
+    event_ms: list[float]
+    """Per call, the slowest rank's event time."""
+    host_ms: list[float]
+    """Per call, host time from the (latest) start to the last rank's end, minus overhead."""
+    elapsed_s: float
+    expired: bool
+    """A gate timed out on some rank during the batch."""
 
 
 def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg: TimingConfig, *,
                device: str, barrier: Barrier, gather: Gather,
-               device_barrier: Barrier | None = None) -> tuple[TimingStats, _Caller]:
+               device_barrier: Barrier | None = None, gate: Any = None) -> tuple[TimingStats, _Caller]:
     """Time `fn` over `input_sets` (call i uses set i % len) on every rank of the group.
 
-    Per call and rank two clocks are read: CUDA events on the current stream, and the host
-    clock around the call plus a device synchronize (minus the calibrated overhead of an
-    empty call). A call's time on each clock is the slowest rank's. The events give the
-    precise number; if the host-clock median exceeds the event median by more than 20% (+20
-    us), work ran where the events could not see it (a side stream) and the host-clock
-    median is reported instead (`clock` = "host"). On cpu both clocks are the host clock.
+    On cuda with a `gate` (launch_gate.LaunchGate) and cfg.gate, calls are gated: the GPU
+    starts the call only once every rank has queued all of it, so the events measure the
+    GPU's work and not the host's launch overhead or rank skew. If a gate times out (the
+    callable waits on the GPU from the host), timing starts again without the gate (the
+    stats say which: `gated`).
+
+    Per call two clocks are read: CUDA events on the current stream, and the host clock
+    from start to the last rank's device synchronize (minus the same for an empty call). A
+    call's event time is the slowest rank's. The events give the precise number; if the
+    host-clock median exceeds the event median by more than 20% (+20 us), work ran where
+    the events could not see it (a side stream; the gate holds every SM, so such work
+    cannot finish before the gate opens) and the host-clock median is reported instead
+    (`clock` = "host"). On cpu both clocks are the host clock.
 
     Returns the stats (identical on every rank) and the caller, whose `.call` makes one more
     call timed the same way (the harness checks that call's output)."""
-    caller = _Caller(device, barrier, device_barrier)
-    caller.calibrate()
-    overheads = gather([caller.host_overhead_ms])
-    caller.host_overhead_ms = min(o[0] for o in overheads)  # the same on every rank
+    caller = _Caller(device, barrier, device_barrier, gate if cfg.gate else None)
     t_begin = _perf_counter()
     n_sets = len(input_sets)
     i = 0
 
-    def run(n: int) -> tuple[list[float], list[float]]:
+    per_sample = 1  # calls per sample: > 1 only gated (see below)
+
+    def run(f: Callable[..., Any], n: int, rotate: bool = True) -> _Batch:
+        """n samples of `per_sample` back-to-back calls each; times per call."""
         nonlocal i
-        ev, host = [], []
+        ev, starts, ends = [], [], []
+        expired0 = caller.expired()
+        k = per_sample if caller.gated else 1
         for _ in range(n):
-            _, e, h = caller._timed(fn, input_sets[i % n_sets])
-            i += 1
-            ev.append(e)
-            host.append(max(0.0, h - caller.host_overhead_ms))
-        return ev, host
-
-    def gathered_max(ev: list[float], host: list[float]) -> tuple[list[float], list[float], float]:
-        n = len(ev)
-        rows = gather(ev + host + [_perf_counter() - t_begin])
+            if rotate:
+                sets = [input_sets[(i + j) % n_sets] for j in range(k)]
+                i += k
+            else:
+                sets = [()] * k
+            _, e, t0, t1 = caller._timed(f, sets[0], sets[1:])
+            ev.append(e / k)
+            starts.append(t0)
+            ends.append(t1)
+        rows = gather(ev + starts + ends + [_perf_counter() - t_begin, float(caller.expired() > expired0)])
         ev_max = [max(r[j] for r in rows) for j in range(n)]
-        host_max = [max(r[n + j] for r in rows) for j in range(n)]
-        return ev_max, host_max, max(r[-1] for r in rows)
+        if caller.gated:
+            host = [(max(r[2 * n + j] for r in rows) - max(r[n + j] for r in rows)) * 1e3 for j in range(n)]
+        else:
+            host = [max((r[2 * n + j] - r[n + j]) for r in rows) * 1e3 for j in range(n)]
+        host = [max(0.0, h - caller.host_overhead_ms) / k for h in host]
+        return _Batch(ev_max, host, max(r[-2] for r in rows), any(r[-1] > 0 for r in rows))
 
-    # Warm up by time: one call tells how long a call takes, then enough calls for warmup_ms.
-    ev1, host1, _ = gathered_max(*run(1))
-    first = max(ev1[0], host1[0])
-    warm = min(1000, max(0, math.ceil(cfg.warmup_ms / max(first, 1e-3)) - 1))
-    if warm:
-        run(warm)
+    def calibrate() -> None:
+        caller.host_overhead_ms = 0.0
+        b = run(_empty, 20, rotate=False)
+        if b.expired:  # a host descheduled for a whole gate timeout: no trustworthy overhead
+            caller.gated = False
+            b = run(_empty, 20, rotate=False)
+        caller.host_overhead_ms = statistics.median(b.host_ms[5:])
+
+    def warm_up(first_ms: float) -> int:
+        """Samples for cfg.warmup_ms; a negative count means a gate timed out (and stopped it)."""
+        k = per_sample if caller.gated else 1
+        n = min(1000, max(0, math.ceil(cfg.warmup_ms / max(first_ms * k, 1e-3))))
+        done = 0
+        while done < n:
+            m = min(n - done, GATED_BATCH_MAX if caller.gated else n)
+            b = run(fn, m)
+            done += m
+            if b.expired:
+                return -done * k
+        return done * k
+
+    calibrate()
+    # The first call is never gated: lazy initialisation (an NCCL communicator, a cache)
+    # waits on the device from the host. It also says how long a call takes.
+    b1 = run(fn, 1)
+    first = max(b1.event_ms[0], b1.host_ms[0])
+    warm = 1
+    w = 0
+    if caller.gate is not None:
+        caller.gated = True
+        calibrate()
+        probe = run(fn, 3) if caller.gated else None
+        if probe is not None and not probe.expired:
+            # Back to back behind one gate, as nccl-tests times collectives: what is left
+            # of the skew between the ranks' starts is shared by the batch's calls.
+            one = statistics.median(max(e, h) for e, h in zip(probe.event_ms, probe.host_ms))
+            per_sample = max(1, min(MAX_PER_SAMPLE, math.ceil(cfg.batch_ms / max(one, 1e-3))))
+            w = warm_up(first)
+            warm += 3 + abs(w)
+        if not caller.gated or probe is None or probe.expired or w < 0:
+            caller.gated = False
+            calibrate()
+            warm += warm_up(first)
+    else:
+        warm += warm_up(first)
     ev_samples: list[float] = []
     host_samples: list[float] = []
     stopped = "max_calls"
     batch = max(1, cfg.min_calls)
+    rel = math.inf
     while True:
         batch = min(batch, cfg.max_calls - len(ev_samples))
-        ev, host, elapsed_s = gathered_max(*run(batch))
-        ev_samples += ev
-        host_samples += host
+        if caller.gated:
+            batch = min(batch, GATED_BATCH_MAX)
+        b = run(fn, batch)
+        if b.expired and caller.gated:
+            # The gate held a call back until it timed out: those times are wrong. Start
+            # over without the gate.
+            caller.gated = False
+            calibrate()
+            ev_samples, host_samples = [], []
+            batch = max(1, cfg.min_calls)
+            continue
+        ev_samples += b.event_ms
+        host_samples += b.host_ms
         samples = _pick(ev_samples, host_samples, cfg.clock)[0]
         rel = rel_ci_of_median(samples)
         if len(samples) >= cfg.min_calls and rel <= cfg.target_rel_ci:
@@ -198,16 +309,18 @@ def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg:
         if len(samples) >= cfg.max_calls:
             stopped = "max_calls"
             break
-        if elapsed_s >= cfg.max_timing_s:
+        if b.elapsed_s >= cfg.max_timing_s:
             stopped = "max_time"
             break
         batch = max(cfg.min_calls, len(samples) // 2)
     samples, clock = _pick(ev_samples, host_samples, cfg.clock)
-    stats = TimingStats(median_ms=statistics.median(samples), calls=len(samples),
-                        warmup_calls=warm + 1, rel_ci=rel, stopped=stopped, input_sets=n_sets,
+    k = per_sample if caller.gated else 1
+    stats = TimingStats(median_ms=statistics.median(samples), calls=len(samples) * k,
+                        warmup_calls=warm, rel_ci=rel, stopped=stopped, input_sets=n_sets,
                         host_overhead_ms=caller.host_overhead_ms, per_call_ms=samples, clock=clock,
                         event_median_ms=statistics.median(ev_samples),
-                        host_median_ms=statistics.median(host_samples))
+                        host_median_ms=statistics.median(host_samples), gated=caller.gated,
+                        calls_per_sample=k)
     return stats, caller
 
 

@@ -1,0 +1,164 @@
+"""A GPU-side launch gate shared by the ranks of one evaluation.
+
+Why: with a device synchronize before every timed call, the GPU sits idle while the host
+runs the call's Python and launches its kernels; CUDA events on the stream then count
+that host time too. For a 20 us all-reduce the host part is 80-250 us and it varies from
+process to process, which is why one unchanged kernel measured 0.10-0.29 ms across five
+evaluations (benchmarks/results/device_2026-11-22/SUMMARY.md). nvbench solves this for one
+GPU with a "blocking kernel" that holds the stream until the host has queued everything;
+this is the multi-rank form of it:
+
+  close():  queue the gate kernel on the current stream. It occupies every thread slot of
+            every SM (so a kernel a candidate hides on another stream cannot run early
+            either) and spins until all ranks have said "queued" for this generation.
+  open():   this rank writes its generation into a page of host memory shared by all
+            ranks (a /dev/shm file, mapped into each GPU's address space). When the last
+            rank writes, every GPU sees it over PCIe within a microsecond or two, so all
+            ranks start the call together: no NCCL barrier and no host rank skew inside
+            the measured interval.
+
+A call that waits on the GPU from the host (an .item(), a synchronize, a full launch
+queue) would deadlock against a closed gate, so the kernel gives up after `timeout_us`
+and counts the expiry; timing.py then times that callable without the gate.
+
+Nothing here is reachable from candidate code: rank_main builds the gate before the
+candidate is imported, and the kernel is compiled with NVRTC (torch.cuda._compile_kernel).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import time
+from pathlib import Path
+
+import torch
+
+_perf_counter = time.perf_counter
+
+PAGE_BYTES = 4096
+
+_SRC = r"""
+__device__ __forceinline__ unsigned long long pkb_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// page: host memory shared by the ranks, mapped: [0, world) each rank's queued generation,
+// [world, 2 world) each rank's count of expired gates. go: a device int of this rank.
+// One poller: eight busy pollers were measured slower and noisier (benchmarks/results/
+// device_2026-11-22/gate/NOTES.md).
+extern "C" __global__ void pkb_gate(int page_lo, int page_hi, int world, int rank, int gen,
+                                    int timeout_us, volatile int* go) {
+    if (threadIdx.x == 0) {
+        const unsigned long long deadline =
+            pkb_now() + 1000ull * (unsigned long long)(unsigned)timeout_us;
+        if (blockIdx.x == 0) {
+            volatile int* page = (volatile int*)(
+                ((unsigned long long)(unsigned)page_hi << 32) | (unsigned long long)(unsigned)page_lo);
+            bool released = false;
+            while (true) {
+                int all = 1;
+                for (int r = 0; r < world; ++r) all &= (page[r] >= gen);
+                if (all) { released = true; break; }
+                if (pkb_now() > deadline) break;
+                __nanosleep(64);
+            }
+            if (!released) {
+                page[world + rank] = page[world + rank] + 1;  // one writer: this rank's gate
+                __threadfence_system();
+            }
+            __threadfence();
+            *go = gen;
+        } else {
+            // Block 0 alone polls PCIe; the rest watch a device word. Their own deadline
+            // (a little later) guards against block 0 never being scheduled.
+            while (*go < gen && pkb_now() < deadline + 1000000ull) __nanosleep(64);
+        }
+    }
+    __syncthreads();
+}
+"""
+
+
+class GateUnavailable(RuntimeError):
+    """The gate cannot be built here; timing falls back to ungated calls."""
+
+
+class LaunchGate:
+    """One rank's side of the gate. Build it on every rank with the same `path`."""
+
+    def __init__(self, path: str, rank: int, world_size: int, device: int, timeout_us: int) -> None:
+        if 2 * world_size * 4 > PAGE_BYTES:
+            raise GateUnavailable(f"world size {world_size} does not fit one page")
+        self.rank, self.world_size, self.timeout_us = rank, world_size, int(timeout_us)
+        self.gen = 0
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                if os.fstat(fd).st_size < PAGE_BYTES:
+                    os.ftruncate(fd, PAGE_BYTES)  # idempotent: new bytes read as zero
+                self._map = mmap.mmap(fd, PAGE_BYTES, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise GateUnavailable(f"shared page {path}: {e}") from e
+        self._page = (ctypes.c_int32 * (2 * world_size)).from_buffer(self._map)
+        host_ptr = ctypes.addressof(self._page)
+        rc = torch.cuda.cudart().cudaHostRegister(host_ptr, PAGE_BYTES, 3)  # portable | mapped
+        if int(rc) != 0:
+            raise GateUnavailable(f"cudaHostRegister failed ({rc})")
+        self._host_ptr = host_ptr
+        dev_ptr = ctypes.c_uint64()
+        libcuda = torch.cuda._utils._get_gpu_runtime_library()
+        if libcuda.cuMemHostGetDevicePointer_v2(ctypes.byref(dev_ptr), ctypes.c_void_p(host_ptr), 0) != 0:
+            self.close_page()
+            raise GateUnavailable("cuMemHostGetDevicePointer failed")
+        self._lo, self._hi = _as_i32(dev_ptr.value & 0xFFFFFFFF), _as_i32(dev_ptr.value >> 32)
+        props = torch.cuda.get_device_properties(device)
+        self._block = min(1024, props.max_threads_per_multi_processor)
+        # Every thread slot of every SM: nothing else can be resident until the gate opens.
+        self._grid = props.multi_processor_count * max(1, props.max_threads_per_multi_processor // self._block)
+        self._go = torch.zeros(1, dtype=torch.int32, device=f"cuda:{device}")
+        try:
+            self._kernel = torch.cuda._compile_kernel(_SRC, "pkb_gate")
+        except Exception as e:  # noqa: BLE001 - NVRTC missing or failing: no gate
+            self.close_page()
+            raise GateUnavailable(f"compiling the gate kernel: {e}") from e
+
+    def close(self) -> None:
+        """Queue the gate for the next call on the current stream."""
+        self.gen += 1
+        self._kernel(grid=(self._grid, 1, 1), block=(self._block, 1, 1),
+                     args=[self._lo, self._hi, self.world_size, self.rank, self.gen, self.timeout_us,
+                           self._go])
+
+    def open(self) -> float:
+        """Say this rank has queued the call; returns when (perf_counter, shared by the
+        node's processes): the gate opens at the latest rank's time."""
+        t = _perf_counter()
+        self._page[self.rank] = self.gen
+        return t
+
+    def expired(self) -> int:
+        """How many of this rank's gates timed out so far (valid once the device is synchronized)."""
+        return int(self._page[self.world_size + self.rank])
+
+    def close_page(self) -> None:
+        if getattr(self, "_host_ptr", None) is not None:
+            torch.cuda.cudart().cudaHostUnregister(self._host_ptr)
+            self._host_ptr = None
+
+
+def _as_i32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= (1 << 31) else v
+
+
+def gate_path(workdir: str) -> str:
+    """Where the ranks of the evaluation in `workdir` share their page (tmpfs when there is one)."""
+    shm = Path("/dev/shm")
+    name = f"pkb_gate_{Path(workdir).name}"
+    return str(shm / name) if shm.is_dir() and os.access(shm, os.W_OK) else str(Path(workdir) / name)
