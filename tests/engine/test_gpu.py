@@ -103,6 +103,21 @@ def test_node_survives_gpu_faults_and_classifies_them(cache_dir):
     assert res.candidate_ms > 5 * base.candidate_ms and res.candidate_ms > 1.0
 
 
+def test_launch_gate_holds_honest_calls_and_lets_host_waits_through(cache_dir):
+    honest = evaluate(_req((GPU_ADV / "honest_peer_sum.py").read_text(), cache_dir))
+    _report("honest (gated)", honest)
+    assert honest.correct and "timed_ungated" not in honest.flags, (honest.message, honest.log[-3000:])
+
+    res = evaluate(_req((GPU_ADV / "host_sync_sum.py").read_text(), cache_dir))
+    _report("host_sync_sum", res)
+    assert res.correct, (res.message, res.log[-3000:])
+    assert "timed_ungated" in res.flags
+    # One gate timeout per rank before falling back, not one per call.
+    assert res.node_seconds < 30, res.node_seconds
+    # Ungated, its time carries the host launch overhead the gate keeps out of the honest one.
+    assert res.candidate_ms > honest.candidate_ms
+
+
 def test_hardware_profile_cached_and_sane(cache_dir):
     from pkb_ray.engine import hardware
 
