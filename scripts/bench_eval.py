@@ -114,6 +114,9 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
     ap.add_argument("--timing", nargs="*", default=[], metavar="KEY=VALUE",
                     help="TimingConfig overrides, e.g. clock=max align_streams=false warmup_ms=300")
+    ap.add_argument("--no-guard", action="store_true",
+                    help="turn the NCCL-free guard off: time a candidate that uses NCCL, e.g. the "
+                         "problem's own reference.py")
     ap.add_argument("--tag", default="", help="suffix of the result files (compare timing variants)")
     args = ap.parse_args()
     timing_cfg = _timing_config(args.timing)
@@ -147,17 +150,19 @@ def main() -> int:
             req = EvalRequest(problem_id=problem, problems_source=src_dir, candidate_source=candidate,
                               world_size=args.world_size, device=args.device, size=f"s{i}",
                               trials=args.trials, timing=timing_cfg, cache_dir=cache_dir,
-                              torch_cuda_arch_list=args.arch_list, cell_id=f"bench/{shape}/{k}")
+                              torch_cuda_arch_list=args.arch_list, cell_id=f"bench/{shape}/{k}",
+                              guard=not args.no_guard)
             res = evaluate(req, build=build)
             if not res.correct:
                 print(f"{shape} #{k}: {res.failure} {res.message}\n{res.log[-3000:]}")
                 return 1
             runs.append({"node_seconds": res.node_seconds, "candidate_ms": res.candidate_ms,
                          "reference_ms": res.reference_ms, "speedup": res.speedup,
-                         "roofline_fraction": res.roofline_fraction, "message": res.message})
+                         "roofline_fraction": res.roofline_fraction, "flags": res.flags,
+                         "message": res.message})
             print(f"{shape} #{k}: node {res.node_seconds:.2f} s, candidate {res.candidate_ms:.4f} ms, "
                   f"reference {res.reference_ms:.4f} ms, speedup {res.speedup:.3f}, "
-                  f"roofline fraction {res.roofline_fraction}")
+                  f"roofline fraction {res.roofline_fraction}, flags {res.flags}")
         times = [r["candidate_ms"] for r in runs]
         warm = [r["node_seconds"] for r in runs[1:]] or [runs[0]["node_seconds"]]
         per_shape.append({

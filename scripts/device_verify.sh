@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU verification run, for the device (nvidia-h200-x2), in steps with their own limits:
-#   bash scripts/device_verify.sh STEP...   (steps: env sweep engine experts bench refs)
+#   bash scripts/device_verify.sh STEP...   (steps: env sweep engine gate experts bench bench_ref refs)
 # One log (device.log), journals and result files go to $OUT (the device tool brings them back). Needs .devsite
 # (bash ../shared/device/pack-site.sh) carried along for Ray and Hydra.
 set -uo pipefail
@@ -24,8 +24,12 @@ for s in "$@"; do
   case $s in
     env) step env 60 bash -c 'nvidia-smi; nvidia-smi topo -m; python3 -c "import torch,ray,hydra;print(torch.__version__, torch.version.cuda, ray.__version__)"' ;;
     engine) step engine 330 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider ;;
+    gate) step gate 240 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider \
+            -k "launch_gate or node_survives" ;;
     experts) step experts 150 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider -k expert ;;
     bench) step bench 200 python3 scripts/bench_eval.py --device cuda --out "$OUT" ;;
+    bench_ref) step bench_ref 200 python3 scripts/bench_eval.py --device cuda --out "$OUT" --tag _nccl_reference \
+                 --no-guard --candidate problems/allreduce/reference.py ;;
     sweep) step sweep 200 python3 sweep.py model=expert problems=collectives eval.device=cuda \
              tracking.enabled=false sweep.name=device_experts sweep.progress=false \
              eval.cache_dir=$PKB_CACHE sweep.root=/tmp/sweeps
