@@ -42,10 +42,19 @@ def validate(cfg: RootConfig) -> None:
         ("cluster.cpu_evaluators", 1),
         ("cluster.max_inflight_generations", 1),
         ("cluster.max_queued_builds", 1),
+        ("eval.timing.min_calls", 1),
     ):
         value = _get(cfg, key)
         if not isinstance(value, int) or value < minimum:
             errors.append(f"{key}={value!r} must be an integer >= {minimum}")
+    t = cfg.eval.timing
+    if t.max_calls < t.min_calls:
+        errors.append(f"eval.timing.max_calls={t.max_calls!r} must be >= eval.timing.min_calls={t.min_calls!r}")
+    for key, value, strict in (("gate_timeout_ms", t.gate_timeout_ms, True), ("target_rel_ci", t.target_rel_ci, True),
+                               ("max_timing_s", t.max_timing_s, True), ("batch_ms", t.batch_ms, False),
+                               ("warmup_ms", t.warmup_ms, False)):
+        if value < 0 or (strict and value == 0):
+            errors.append(f"eval.timing.{key}={value!r} must be {'>' if strict else '>='} 0")
     if cfg.budget_usd is not None and cfg.budget_usd < 0:
         errors.append(f"budget_usd={cfg.budget_usd!r} must be >= 0")
     if not cfg.sweep.name or "/" in cfg.sweep.name:

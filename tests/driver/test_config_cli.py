@@ -42,3 +42,12 @@ def test_models_list_and_problem_subsets_compose():
     assert "- reduce_scatter" in out.stdout
     out = _run("--cfg", "job", "problems.ids=[allreduce,allgather]")
     assert "- allgather" in out.stdout
+
+
+def test_bad_timing_values_fail_naming_the_key(tmp_path):
+    out = subprocess.run(sweep_cmd("eval.timing.gate_timeout_ms=0", "eval.timing.max_calls=5",
+                                   "sweep.root=" + str(tmp_path)), cwd=tmp_path,
+                         env=scrubbed_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert "eval.timing.gate_timeout_ms=0.0 must be > 0" in out.stderr
+    assert "eval.timing.max_calls=5 must be >= eval.timing.min_calls=20" in out.stderr
