@@ -55,6 +55,8 @@ def validate(cfg: RootConfig) -> None:
                                ("warmup_ms", t.warmup_ms, False)):
         if value < 0 or (strict and value == 0):
             errors.append(f"eval.timing.{key}={value!r} must be {'>' if strict else '>='} 0")
+    if t.gate_timeout_ms > 10_000:
+        errors.append(f"eval.timing.gate_timeout_ms={t.gate_timeout_ms!r} must be <= 10000")
     if cfg.budget_usd is not None and cfg.budget_usd < 0:
         errors.append(f"budget_usd={cfg.budget_usd!r} must be >= 0")
     if not cfg.sweep.name or "/" in cfg.sweep.name:

@@ -122,6 +122,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None,
     import torch.distributed as dist  # the rendezvous store lives here, outside the ranks
 
     store = dist.TCPStore("127.0.0.1", 0, req.world_size, True, wait_for_workers=False)
+    gate_page = launch_gate.create_page(workdir) if req.device == "cuda" and req.timing.gate else None
     try:
         cand_path = Path(workdir) / "candidate.py"
         cand_path.write_text(req.candidate_source)
@@ -131,7 +132,10 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None,
             "trials": req.trials, "guard": req.guard, "time_candidate": req.time_candidate,
             "timing": dataclasses.asdict(req.timing), "timeouts": dataclasses.asdict(req.timeouts),
             "cache_dir": cache_dir, "reference_key": key, "store_port": store.port,
-            "gate_path": launch_gate.gate_path(workdir) if req.device == "cuda" else None,
+            "gate_path": gate_page,
+            # Code that makes its own streams could wait on copy-engine work from the host
+            # while the gate holds only the SMs: time it ungated, host time included.
+            "gate_candidate": static_check.FLAG_STREAM not in result.flags,
         }
         overrides = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port),
                      "TORCH_EXTENSIONS_DIR": str(extensions_dir(cache_dir, req.torch_cuda_arch_list)),
@@ -148,8 +152,8 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None,
                                   _phase_timeouts(req))
     finally:
         del store
-        if req.device == "cuda":
-            Path(launch_gate.gate_path(workdir)).unlink(missing_ok=True)
+        if gate_page:
+            Path(gate_page).unlink(missing_ok=True)
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
 

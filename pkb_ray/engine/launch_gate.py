@@ -21,8 +21,10 @@ A call that waits on the GPU from the host (an .item(), a synchronize, a full la
 queue) would deadlock against a closed gate, so the kernel gives up after `timeout_us`
 and counts the expiry; timing.py then times that callable without the gate.
 
-Nothing here is reachable from candidate code: rank_main builds the gate before the
-candidate is imported, and the kernel is compiled with NVRTC (torch.cuda._compile_kernel).
+rank_main builds the gate before the candidate is imported, with its launch bound then,
+and the kernel is compiled with NVRTC (torch.cuda._compile_kernel). Candidate code still runs
+in the same process (process isolation, not a sandbox), so it can reach the page; the
+gate is a measurement device, and the static check and host clock stay the cheat checks.
 """
 
 from __future__ import annotations
@@ -88,18 +90,23 @@ class GateUnavailable(RuntimeError):
 
 
 class LaunchGate:
-    """One rank's side of the gate. Build it on every rank with the same `path`."""
+    """One rank's side of the gate. Build it on every rank with the page `create_page` made.
+
+    Everything a call uses is bound here, before candidate code is imported: patching
+    torch's kernel launcher or this class afterwards does not reach the gate."""
 
     def __init__(self, path: str, rank: int, world_size: int, device: int, timeout_us: int) -> None:
         if 2 * world_size * 4 > PAGE_BYTES:
             raise GateUnavailable(f"world size {world_size} does not fit one page")
-        self.rank, self.world_size, self.timeout_us = rank, world_size, int(timeout_us)
+        if not 0 < timeout_us < 2**31:
+            raise GateUnavailable(f"gate timeout {timeout_us} us is out of range")
+        self.rank, self.world_size = rank, world_size
         self.gen = 0
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(path, os.O_RDWR)  # made (zeroed) by create_page, never here
             try:
-                if os.fstat(fd).st_size < PAGE_BYTES:
-                    os.ftruncate(fd, PAGE_BYTES)  # idempotent: new bytes read as zero
+                if os.fstat(fd).st_size != PAGE_BYTES:
+                    raise OSError(f"expected {PAGE_BYTES} bytes")
                 self._map = mmap.mmap(fd, PAGE_BYTES, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
             finally:
                 os.close(fd)
@@ -116,24 +123,36 @@ class LaunchGate:
         if libcuda.cuMemHostGetDevicePointer_v2(ctypes.byref(dev_ptr), ctypes.c_void_p(host_ptr), 0) != 0:
             self.close_page()
             raise GateUnavailable("cuMemHostGetDevicePointer failed")
-        self._lo, self._hi = _as_i32(dev_ptr.value & 0xFFFFFFFF), _as_i32(dev_ptr.value >> 32)
         props = torch.cuda.get_device_properties(device)
-        self._block = min(1024, props.max_threads_per_multi_processor)
+        block = min(1024, props.max_threads_per_multi_processor)
         # Every thread slot of every SM: nothing else can be resident until the gate opens.
-        self._grid = props.multi_processor_count * max(1, props.max_threads_per_multi_processor // self._block)
+        grid = props.multi_processor_count * max(1, props.max_threads_per_multi_processor // block)
         self._go = torch.zeros(1, dtype=torch.int32, device=f"cuda:{device}")
         try:
-            self._kernel = torch.cuda._compile_kernel(_SRC, "pkb_gate")
+            kernel = torch.cuda._compile_kernel(_SRC, "pkb_gate")
         except Exception as e:  # noqa: BLE001 - NVRTC missing or failing: no gate
             self.close_page()
             raise GateUnavailable(f"compiling the gate kernel: {e}") from e
+        # The launch, prepared once: cuLaunchKernel with fixed arguments but the generation.
+        self._gen_arg = ctypes.c_int(0)
+        self._args = [ctypes.c_int(_as_i32(dev_ptr.value & 0xFFFFFFFF)), ctypes.c_int(_as_i32(dev_ptr.value >> 32)),
+                      ctypes.c_int(world_size), ctypes.c_int(rank), self._gen_arg, ctypes.c_int(timeout_us),
+                      ctypes.c_void_p(self._go.data_ptr())]
+        self._params = (ctypes.c_void_p * len(self._args))(
+            *[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in self._args])
+        self._func, self._grid, self._block = kernel.func, grid, block
+        self._kernel = kernel  # keeps the module loaded
+        self._launch = libcuda.cuLaunchKernel
+        self._stream = torch.cuda.current_stream
 
     def close(self) -> None:
         """Queue the gate for the next call on the current stream."""
         self.gen += 1
-        self._kernel(grid=(self._grid, 1, 1), block=(self._block, 1, 1),
-                     args=[self._lo, self._hi, self.world_size, self.rank, self.gen, self.timeout_us,
-                           self._go])
+        self._gen_arg.value = self.gen
+        rc = self._launch(self._func, self._grid, 1, 1, self._block, 1, 1, 0,
+                          ctypes.c_void_p(self._stream().cuda_stream), self._params, None)
+        if rc != 0:
+            raise RuntimeError(f"launching the gate kernel failed (CUresult {rc})")
 
     def open(self) -> float:
         """Say this rank has queued the call; returns when (perf_counter, shared by the
@@ -157,8 +176,22 @@ def _as_i32(v: int) -> int:
     return v - (1 << 32) if v >= (1 << 31) else v
 
 
-def gate_path(workdir: str) -> str:
-    """Where the ranks of the evaluation in `workdir` share their page (tmpfs when there is one)."""
+def create_page(workdir: str) -> str | None:
+    """Make the zeroed page the ranks of the evaluation in `workdir` share (tmpfs when there
+    is one); None when it cannot be made (timing then runs ungated). The caller unlinks it.
+    A fresh file (O_EXCL): a page left over by a killed evaluation would open every gate."""
     shm = Path("/dev/shm")
     name = f"pkb_gate_{Path(workdir).name}"
-    return str(shm / name) if shm.is_dir() and os.access(shm, os.W_OK) else str(Path(workdir) / name)
+    path = shm / name if shm.is_dir() and os.access(shm, os.W_OK) else Path(workdir) / name
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return None
+    try:
+        os.ftruncate(fd, PAGE_BYTES)
+    except OSError:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        return None
+    os.close(fd)
+    return str(path)

@@ -190,9 +190,14 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
     ref_timing = None
     align = group.device_barrier(device) if timing_cfg.align_streams else None
     gate, gate_note = _launch_gate(job, rank, world_size, timing_cfg) if cuda else (None, "")
+    if cuda and job["time_candidate"] and not all(group.gather(gate is not None)):
+        # Every rank gated or none: a gated rank and an ungated one make different calls.
+        gate, gate_note = None, gate_note or "launch gate unavailable on another rank"
     if job["time_candidate"]:
         tpath = cache.timing_path(cache_dir, key, timing_cfg)
         ref_timing = cache.read_json(tpath)
+        if ref_timing is not None and ref_timing.get("gate_available") != (gate is not None):
+            ref_timing = None  # timed where the gate was (or was not) available: time it again
         if not all(group.gather(ref_timing is not None)):
             sets = timing.input_sets_for_cold_l2(lambda k: make(TIMING_SEED0 + 100 + k),
                                                  make(TIMING_SEED0 + 100), l2)
@@ -200,6 +205,7 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
                                          barrier=group.barrier, gather=group.gather,
                                          device_barrier=align, gate=gate)
             ref_timing = _stats_dict(stats)
+            ref_timing["gate_available"] = gate is not None
             if rank == 0:
                 cache.write_json(tpath, ref_timing)
             del sets
@@ -256,7 +262,8 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
         try:
             stats, caller = timing.time_calls(solution, cand_sets, timing_cfg, device=device,
                                               barrier=group.barrier, gather=group.gather,
-                                              device_barrier=align, gate=gate)
+                                              device_barrier=align,
+                                              gate=gate if job.get("gate_candidate", True) else None)
             if guard.violations():
                 raise guard.ForbiddenAPIError(guard.violations()[0])
         except BaseException as e:  # noqa: BLE001
@@ -332,7 +339,7 @@ def _launch_gate(job: dict[str, Any], rank: int, world_size: int, cfg: TimingCon
     try:
         return launch_gate.LaunchGate(job["gate_path"], rank, world_size, rank,
                                       int(cfg.gate_timeout_ms * 1000)), ""
-    except launch_gate.GateUnavailable as e:
+    except Exception as e:  # noqa: BLE001 - any failure here means: time without the gate
         sys.stderr.write(f"launch gate unavailable, timing ungated: {e}\n")
         return None, f"launch gate unavailable: {e}"
 

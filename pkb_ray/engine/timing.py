@@ -103,6 +103,8 @@ class _Caller:
         self.barrier = barrier
         self.device_barrier = device_barrier
         self.gate = gate if self.cuda else None
+        if self.gate is not None:  # bound now: candidate code comes later
+            self._gate_close, self._gate_open, self._gate_expired = gate.close, gate.open, gate.expired
         self.gated = False
         if self.cuda:
             self.start = _Event(enable_timing=True)
@@ -117,13 +119,13 @@ class _Caller:
         if self.gated:
             # The previous call ended with a synchronize, so the gate is the next thing the
             # GPU runs; everything fn queues waits behind it (launch_gate.py).
-            self.gate.close()
+            self._gate_close()
             _event_record(self.start, _current_stream())
             out = fn(*inputs)
             for extra in more:
                 out = fn(*extra)
             _event_record(self.end, _current_stream())
-            t0 = self.gate.open()
+            t0 = self._gate_open()
             _cuda_synchronize()
             t1 = _perf_counter()
             return out, _event_elapsed(self.start, self.end), t0, t1
@@ -153,7 +155,7 @@ class _Caller:
         return out, max(event_ms, (t1 - t0) * 1e3 - self.host_overhead_ms)
 
     def expired(self) -> int:
-        return self.gate.expired() if self.gate is not None else 0
+        return self._gate_expired() if self.gate is not None else 0
 
 
 def _empty() -> None:
@@ -268,13 +270,20 @@ def time_calls(fn: Callable[..., Any], input_sets: Sequence[Sequence[Any]], cfg:
         caller.gated = True
         calibrate()
         probe = run(fn, 3) if caller.gated else None
+        warm += 3
         if probe is not None and not probe.expired:
             # Back to back behind one gate, as nccl-tests times collectives: what is left
             # of the skew between the ranks' starts is shared by the batch's calls.
             one = statistics.median(max(e, h) for e, h in zip(probe.event_ms, probe.host_ms))
             per_sample = max(1, min(MAX_PER_SAMPLE, math.ceil(cfg.batch_ms / max(one, 1e-3))))
-            w = warm_up(first)
-            warm += 3 + abs(w)
+            w = warm_up(one)
+            warm += abs(w)
+            if w < 0 and per_sample > 1:
+                # A batch can fill the launch queue and block the host against the gate:
+                # one call per sample before giving the gate up.
+                per_sample = 1
+                w = warm_up(one)
+                warm += abs(w)
         if not caller.gated or probe is None or probe.expired or w < 0:
             caller.gated = False
             calibrate()
