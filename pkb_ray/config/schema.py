@@ -86,6 +86,7 @@ class TimingConfig:
     warmup_ms: float = 50.0
     """Warm up by time, not by count."""
     min_calls: int = 20
+    """Samples, not calls: a gated sample can be several calls back to back (batch_ms)."""
     max_calls: int = 1000
     target_rel_ci: float = 0.004
     """Stop repeating once the median's relative confidence half-width is below this."""

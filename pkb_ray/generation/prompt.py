@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pkb_ray.problems.spec import Problem
 
-PROMPT_VERSION = "pkb-ray-prompt-v1"
+PROMPT_VERSION = "pkb-ray-prompt-v2"
 
 DEFAULT_HARDWARE = """\
 One node of NVIDIA H200 GPUs (141 GB HBM3e each, about 4.8 TB/s HBM bandwidth, compute
@@ -69,10 +69,14 @@ RULES = """\
   returns (same shapes, dtypes and devices, on every rank). It is called on every rank,
   one process per GPU, after the process group exists (its backend may not be NCCL).
 - The harness calls `solution` many times with fresh random inputs (different values per
-  call and per rank) and checks every rank's output on every call, including timed
-  calls: never return a result computed for earlier inputs, and never skip work.
-- Time of one call = the slowest rank's time, measured after a barrier and a device
-  synchronize (work on side streams counts). Speedup = reference time / your time.
+  call and per rank) and checks every rank's output on several of them, including a
+  timed call: never return a result computed for earlier inputs, and never skip work.
+- Time of one call = the slowest rank's GPU time. Each timed call is queued on every rank
+  behind a gate that starts all GPUs together (short calls run back to back), so host
+  launch overhead does not count; work on side streams does. Code that waits on the GPU
+  from the host inside `solution` (`.item()`, a synchronize) or makes its own CUDA
+  streams is timed without the gate, its host time included. Speedup = reference time /
+  your time.
 - Do not read files, spawn processes, or talk to the network."""
 
 WORKED_EXAMPLE = '''\
