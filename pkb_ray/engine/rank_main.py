@@ -189,10 +189,12 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
         l2 = l2_bytes(rank)
     ref_timing = None
     align = group.device_barrier(device) if timing_cfg.align_streams else None
-    gate, gate_note = _launch_gate(job, rank, world_size, timing_cfg) if cuda else (None, "")
+    gate = _launch_gate(job, rank, world_size, timing_cfg) if cuda else None
     if cuda and job["time_candidate"] and not all(group.gather(gate is not None)):
         # Every rank gated or none: a gated rank and an ungated one make different calls.
-        gate, gate_note = None, gate_note or "launch gate unavailable on another rank"
+        if gate is not None:
+            sys.stderr.write("launch gate unavailable on another rank, timing ungated\n")
+        gate = None
     if job["time_candidate"]:
         tpath = cache.timing_path(cache_dir, key, timing_cfg)
         ref_timing = cache.read_json(tpath)
@@ -272,8 +274,6 @@ def rank_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> No
             chan.fail(classify_exception(e, tb), f"while timing: {type(e).__name__}: {_first_line(e)}", log=tb)
             return
         cand_timing = _stats_dict(stats)
-        if gate_note:
-            cand_timing["gate_note"] = gate_note
         del cand_sets
         # One more call, timed exactly like the others, on inputs whose reference we know:
         # a candidate that skips work once it is being timed fails here.
@@ -332,16 +332,17 @@ def _stats_dict(stats: timing.TimingStats) -> dict[str, Any]:
             "gated": stats.gated}
 
 
-def _launch_gate(job: dict[str, Any], rank: int, world_size: int, cfg: TimingConfig) -> tuple[Any, str]:
-    """This rank's side of the launch gate, or (None, why not): timing then runs ungated."""
+def _launch_gate(job: dict[str, Any], rank: int, world_size: int, cfg: TimingConfig) -> Any:
+    """This rank's side of the launch gate, or None (the reason goes to the log): timing
+    then runs ungated."""
     if not (cfg.gate and job.get("time_candidate") and job.get("gate_path")):
-        return None, ""
+        return None
     try:
         return launch_gate.LaunchGate(job["gate_path"], rank, world_size, rank,
-                                      int(cfg.gate_timeout_ms * 1000)), ""
+                                      int(cfg.gate_timeout_ms * 1000))
     except Exception as e:  # noqa: BLE001 - any failure here means: time without the gate
         sys.stderr.write(f"launch gate unavailable, timing ungated: {e}\n")
-        return None, f"launch gate unavailable: {e}"
+        return None
 
 
 def profile_entry(rank: int, world_size: int, job: dict[str, Any], chan: Any) -> None:
