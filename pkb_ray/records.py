@@ -15,9 +15,11 @@ from typing import Any
 
 
 class FailureClass(str, enum.Enum):
-    """Why a cell did not end correct. Evaluation classes first, then generation classes."""
+    """Why a cell did not end correct. Evaluation classes first, then generation classes.
+    What each class means for a cell (status, transience, priority, agent retry) is in
+    FAILURE_TABLE below: one table, read by every stage."""
 
-    # evaluation (issue 4)
+    # evaluation
     PARSE_ERROR = "parse_error"
     FORBIDDEN_API = "forbidden_api"
     COMPILE_ERROR = "compile_error"
@@ -26,8 +28,12 @@ class FailureClass(str, enum.Enum):
     TIMEOUT = "timeout"
     INCORRECT = "incorrect"
     NAN = "nan"
+    IMPLAUSIBLE = "implausible"
+    """Correct outputs, but a time no honest run can have: faster than the hardware's roofline
+    (< 0.9 x roofline), or a worker-reported time the judge's own clock contradicts. Never
+    counted correct or fast; kept with its evidence for a person to look at."""
     HARNESS_ERROR = "harness_error"
-    # generation (issue 5)
+    # generation
     RATE_LIMITED = "rate_limited"
     AUTH = "auth"
     BAD_REQUEST = "bad_request"
@@ -38,24 +44,58 @@ class FailureClass(str, enum.Enum):
     NO_CANDIDATE = "no_candidate"  # pseudo-model has nothing for this problem (no expert solution)
 
     @property
+    def info(self) -> "FailureInfo":
+        return FAILURE_TABLE[self]
+
+    @property
     def is_transient(self) -> bool:
         """Transient failures are not recorded as done: a re-run retries the cell."""
-        return self in _TRANSIENT
-
-
-_TRANSIENT = {
-    FailureClass.RATE_LIMITED,
-    FailureClass.GENERATION_TIMEOUT,
-    FailureClass.SERVER_ERROR,
-    FailureClass.BUDGET_EXHAUSTED,
-    FailureClass.HARNESS_ERROR,
-}
+        return FAILURE_TABLE[self].transient
 
 
 class CellStatus(str, enum.Enum):
     CORRECT = "correct"
     INCORRECT = "incorrect"  # ran, produced wrong/NaN output
     FAILED = "failed"  # never produced a checked output (generation, parse, compile, crash, hang)
+    IMPLAUSIBLE = "implausible"  # correct outputs at a time physics or the judge's clock rules out
+
+
+@dataclass(frozen=True)
+class FailureInfo:
+    status: CellStatus
+    """The cell's status when this class ends it."""
+    transient: bool
+    """Not recorded as done: a re-run retries the cell."""
+    priority: int
+    """When several ranks fail differently, the lowest number explains the evaluation best."""
+    agent_retries: bool
+    """Agent mode asks for another turn after a turn that ended this way."""
+
+
+_F, _S = FailureClass, CellStatus
+FAILURE_TABLE: dict[FailureClass, FailureInfo] = {
+    # A forbidden call or a compile error explains everything that follows it.
+    _F.FORBIDDEN_API: FailureInfo(_S.FAILED, False, 0, True),
+    _F.COMPILE_ERROR: FailureInfo(_S.FAILED, False, 1, True),
+    _F.PARSE_ERROR: FailureInfo(_S.FAILED, False, 2, True),
+    _F.CUDA_FAULT: FailureInfo(_S.FAILED, False, 3, True),
+    _F.RUNTIME_ERROR: FailureInfo(_S.FAILED, False, 4, True),
+    _F.NAN: FailureInfo(_S.INCORRECT, False, 5, True),
+    _F.INCORRECT: FailureInfo(_S.INCORRECT, False, 6, True),
+    _F.TIMEOUT: FailureInfo(_S.FAILED, False, 7, True),
+    _F.IMPLAUSIBLE: FailureInfo(_S.IMPLAUSIBLE, False, 8, True),
+    # The harness failed, not the candidate: retried by a re-run, never fed back to a model.
+    _F.HARNESS_ERROR: FailureInfo(_S.FAILED, True, 9, False),
+    _F.RATE_LIMITED: FailureInfo(_S.FAILED, True, 20, False),
+    _F.GENERATION_TIMEOUT: FailureInfo(_S.FAILED, True, 20, False),
+    _F.SERVER_ERROR: FailureInfo(_S.FAILED, True, 20, False),
+    _F.BUDGET_EXHAUSTED: FailureInfo(_S.FAILED, True, 20, False),
+    _F.AUTH: FailureInfo(_S.FAILED, False, 20, False),
+    _F.BAD_REQUEST: FailureInfo(_S.FAILED, False, 20, False),
+    _F.NO_CODE: FailureInfo(_S.FAILED, False, 20, True),
+    _F.NO_CANDIDATE: FailureInfo(_S.FAILED, False, 20, False),
+}
+assert set(FAILURE_TABLE) == set(FailureClass), "every failure class needs a row"
 
 
 @dataclass(frozen=True, order=True)
@@ -124,6 +164,18 @@ class EvalResult:
     log: str = ""
     node_seconds: float = 0.0
     compile_seconds: float = 0.0
+    speedup_ci_low: float | None = None
+    speedup_ci_high: float | None = None
+    """95% interval of the speedup (ratio of medians, bootstrap over paired samples)."""
+    sandbox: str = ""
+    """How the candidate was confined, e.g. "bwrap+uid" or "none: <why>" (never silent)."""
+    judge_clock_ratio: float | None = None
+    """The worker's reported timed time over what the judge's own clock allows for it (<= 1
+    for an honest worker; far below 1 means reported times the judge cannot account for)."""
+    checked_timed_calls: int = 0
+    """Timed calls whose outputs the judge compared with the reference (chosen in secret)."""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """For a person to look at: what an `implausible` verdict (or a protection) rests on."""
 
 
 @dataclass
@@ -170,9 +222,9 @@ class CellResult:
 def status_of(evaluation: EvalResult) -> CellStatus:
     if evaluation.correct:
         return CellStatus.CORRECT
-    if evaluation.failure in (FailureClass.INCORRECT, FailureClass.NAN):
-        return CellStatus.INCORRECT
-    return CellStatus.FAILED
+    if evaluation.failure is None:
+        return CellStatus.FAILED
+    return FAILURE_TABLE[evaluation.failure].status
 
 
 def _to_plain(obj: Any) -> Any:
