@@ -11,6 +11,7 @@ patches torch.Tensor methods or torch.allclose cannot change the verdict.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,12 +56,6 @@ class Verdict:
     max_abs_error: float | None = None
 
 
-def _as_tuple(x: Any) -> tuple:
-    if _isinstance(x, (tuple, list)):
-        return tuple(x)
-    return (x,)
-
-
 def _describe(t: Any) -> str:
     if _isinstance(t, _Tensor):
         return f"Tensor(shape={tuple(t.shape)}, dtype={t.dtype}, device={t.device})"
@@ -68,62 +63,138 @@ def _describe(t: Any) -> str:
 
 
 def compare(output: Any, reference: Any, atol: float, rtol: float) -> Verdict:
-    """Verdict for one rank's output against the reference output of the same inputs."""
+    """Verdict for one rank's output against the reference output of the same inputs.
+
+    Outputs may nest: tuples and lists (either type stands for the other; the lengths must
+    match), dicts (the same keys), tensors, and plain values (ints, bools, strings and None
+    must be equal; floats within atol + rtol * |ref|)."""
     if _len_function_modes() or _len_dispatch_modes():
         # A mode left active by the candidate would sit between these checks and the data.
         return Verdict(False, FailureClass.INCORRECT,
                        "a torch function/dispatch mode is still active after the call")
-    outs, refs = _as_tuple(output), _as_tuple(reference)
-    if len(outs) != len(refs):
+    if not _isinstance(reference, (tuple, list)):
+        # A single output may come back wrapped in a one-element tuple or list (PKB accepts both).
+        if _isinstance(output, (tuple, list)) and len(output) == 1 and not _isinstance(reference, dict):
+            output = output[0]
+        return _compare_tree(output, reference, atol, rtol, "output")
+    if not _isinstance(output, (tuple, list)):
+        output = (output,)
+    return _compare_tree(output, reference, atol, rtol, "output", top=True)
+
+
+def _compare_tree(o: Any, r: Any, atol: float, rtol: float, where: str, top: bool = False) -> Verdict:
+    if _isinstance(r, (tuple, list)):
+        if not _isinstance(o, (tuple, list)):
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: expected a sequence of {len(r)}, got {_describe(o)}")
+        if len(o) != len(r):
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"returned {len(o)} output(s), expected {len(r)}" if top
+                           else f"{where}: {len(o)} element(s), expected {len(r)}")
+        worst = 0.0
+        for i, (oi, ri) in enumerate(zip(o, r)):
+            v = _compare_tree(oi, ri, atol, rtol, f"output {i}" if top else f"{where}[{i}]")
+            if not v.ok:
+                return v
+            worst = max(worst, v.max_abs_error or 0.0)
+        return Verdict(True, max_abs_error=worst)
+    if _isinstance(r, dict):
+        if not _isinstance(o, dict):
+            return Verdict(False, FailureClass.INCORRECT, f"{where}: expected a dict, got {_describe(o)}")
+        if set(o) != set(r):
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: keys {sorted(map(str, o))}, expected {sorted(map(str, r))}")
+        worst = 0.0
+        for k in r:
+            v = _compare_tree(o[k], r[k], atol, rtol, f"{where}[{k!r}]")
+            if not v.ok:
+                return v
+            worst = max(worst, v.max_abs_error or 0.0)
+        return Verdict(True, max_abs_error=worst)
+    if _isinstance(r, _Tensor):
+        return _compare_tensor(o, r, atol, rtol, where)
+    return _compare_value(o, r, atol, rtol, where)
+
+
+def _compare_value(o: Any, r: Any, atol: float, rtol: float, where: str) -> Verdict:
+    if _isinstance(o, _Tensor) and _type(o) is _Tensor and _numel(o) == 1 and \
+            _isinstance(r, (int, float)) and not _isinstance(r, bool):
+        o = _item(o)  # a one-element tensor for a Python number: PKB references return either
+    if _isinstance(r, float) and _isinstance(o, (float, int)) and not _isinstance(o, bool):
+        if math.isnan(r) or math.isnan(o):
+            ok = math.isnan(r) and math.isnan(o)
+            return Verdict(ok, None if ok else FailureClass.NAN if math.isnan(o) else FailureClass.INCORRECT,
+                           "" if ok else f"{where}: {o!r}, expected {r!r}")
+        if math.isinf(r) or math.isinf(o):
+            ok = o == r
+            return Verdict(ok, None if ok else FailureClass.INCORRECT, "" if ok else f"{where}: {o!r}, expected {r!r}")
+        err = abs(o - r)
+        if err <= atol + rtol * abs(r):
+            return Verdict(True, max_abs_error=err)
         return Verdict(False, FailureClass.INCORRECT,
-                       f"returned {len(outs)} output(s), expected {len(refs)}")
-    worst = 0.0
-    for i, (o, r) in enumerate(zip(outs, refs)):
-        where = f"output {i}" if len(refs) > 1 else "output"
-        if not _isinstance(r, _Tensor):
-            # Non-tensor reference outputs (rare): compare by equality.
-            if o != r:
-                return Verdict(False, FailureClass.INCORRECT, f"{where}: {o!r} != {r!r}")
-            continue
-        if not _isinstance(o, _Tensor):
-            return Verdict(False, FailureClass.INCORRECT,
-                           f"{where}: expected {_describe(r)}, got {_describe(o)}")
-        if _type(o) is not _Tensor:
-            # A subclass could override __torch_function__ and lie to every check below.
-            return Verdict(False, FailureClass.INCORRECT,
-                           f"{where}: a torch.Tensor subclass ({_type(o).__name__}), expected a plain Tensor")
-        if tuple(o.shape) != tuple(r.shape):
-            return Verdict(False, FailureClass.INCORRECT,
-                           f"{where}: shape {tuple(o.shape)}, expected {tuple(r.shape)}")
-        if o.dtype != r.dtype:
-            return Verdict(False, FailureClass.INCORRECT,
-                           f"{where}: dtype {o.dtype}, expected {r.dtype}")
-        if o.device != r.device:
-            return Verdict(False, FailureClass.INCORRECT,
-                           f"{where}: device {o.device}, expected {r.device}")
-        if _numel(o) == 0:
-            continue
-        o64 = _to(_detach(o), dtype=torch.float64)
-        r64 = _to(_detach(r), dtype=torch.float64)
-        o_bad = _logical_not(_isfinite(o64))
-        r_bad = _logical_not(_isfinite(r64))
-        if _item(_any_where(o_bad, r_bad)):
-            return Verdict(False, FailureClass.NAN, f"{where}: NaN or Inf where the reference is finite")
-        both_finite = _logical_not(_logical_or(o_bad, r_bad))
-        diff = _abs(_sub(o64, r64))
-        diff = _where(both_finite, diff, _zeros_like(diff))
-        err = float(_item(_max(diff)))
-        worst = err if err > worst else worst
-        tol = _add(_mul(_abs(r64), rtol), atol)
-        within = _logical_or(_le(diff, tol), _logical_not(both_finite))
-        # Non-finite positions must match the reference exactly (same inf sign / NaN).
-        same_nonfinite = _all(_logical_or(both_finite, _same_nonfinite(o64, r64)))
-        if not bool(_item(_all(within))) or not bool(_item(same_nonfinite)):
-            n_bad = int(_item(_sum(_logical_not(within))))
-            return Verdict(False, FailureClass.INCORRECT,
-                           f"{where}: {n_bad} of {_numel(o)} elements outside atol={atol} "
-                           f"rtol={rtol}; max abs error {err:.3g}", max_abs_error=err)
-    return Verdict(True, max_abs_error=worst)
+                       f"{where}: {o!r}, expected {r!r} (atol={atol} rtol={rtol})", max_abs_error=err)
+    if _type(o) is not _type(r) or o != r:
+        return Verdict(False, FailureClass.INCORRECT, f"{where}: {o!r} != {r!r}")
+    return Verdict(True, max_abs_error=0.0)
+
+
+def _compare_tensor(o: Any, r: torch.Tensor, atol: float, rtol: float, where: str) -> Verdict:
+    if not _isinstance(o, _Tensor):
+        return Verdict(False, FailureClass.INCORRECT,
+                       f"{where}: expected {_describe(r)}, got {_describe(o)}")
+    if _type(o) is not _Tensor:
+        # A subclass could override __torch_function__ and lie to every check below.
+        return Verdict(False, FailureClass.INCORRECT,
+                       f"{where}: a torch.Tensor subclass ({_type(o).__name__}), expected a plain Tensor")
+    if tuple(o.shape) != tuple(r.shape):
+        return Verdict(False, FailureClass.INCORRECT,
+                       f"{where}: shape {tuple(o.shape)}, expected {tuple(r.shape)}")
+    if o.dtype != r.dtype:
+        return Verdict(False, FailureClass.INCORRECT, f"{where}: dtype {o.dtype}, expected {r.dtype}")
+    if o.device != r.device:
+        return Verdict(False, FailureClass.INCORRECT, f"{where}: device {o.device}, expected {r.device}")
+    if _numel(o) == 0:
+        return Verdict(True, max_abs_error=0.0)
+    if r.dtype == torch.bool or r.is_complex():
+        return _compare_exact_or_complex(o, r, atol, rtol, where)
+    o64 = _to(_detach(o), dtype=torch.float64)
+    r64 = _to(_detach(r), dtype=torch.float64)
+    return _compare_real(o64, r64, atol, rtol, where, _numel(o))
+
+
+def _compare_exact_or_complex(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float,
+                              where: str) -> Verdict:
+    if r.dtype == torch.bool:
+        n_bad = int(_item(_sum(_logical_not(_eq(o, r)))))
+        if n_bad:
+            return Verdict(False, FailureClass.INCORRECT, f"{where}: {n_bad} of {_numel(o)} booleans differ")
+        return Verdict(True, max_abs_error=0.0)
+    # Complex: the real and imaginary parts are both compared (casting to real would drop one).
+    o_ri = torch.view_as_real(_detach(o).resolve_conj()).to(torch.float64)
+    r_ri = torch.view_as_real(_detach(r).resolve_conj()).to(torch.float64)
+    return _compare_real(o_ri, r_ri, atol, rtol, where, _numel(o))
+
+
+def _compare_real(o64: torch.Tensor, r64: torch.Tensor, atol: float, rtol: float, where: str,
+                  numel: int) -> Verdict:
+    o_bad = _logical_not(_isfinite(o64))
+    r_bad = _logical_not(_isfinite(r64))
+    if _item(_any_where(o_bad, r_bad)):
+        return Verdict(False, FailureClass.NAN, f"{where}: NaN or Inf where the reference is finite")
+    both_finite = _logical_not(_logical_or(o_bad, r_bad))
+    diff = _abs(_sub(o64, r64))
+    diff = _where(both_finite, diff, _zeros_like(diff))
+    err = float(_item(_max(diff)))
+    tol = _add(_mul(_abs(r64), rtol), atol)
+    within = _logical_or(_le(diff, tol), _logical_not(both_finite))
+    # Non-finite positions must match the reference exactly (same inf sign / NaN).
+    same_nonfinite = _all(_logical_or(both_finite, _same_nonfinite(o64, r64)))
+    if not bool(_item(_all(within))) or not bool(_item(same_nonfinite)):
+        n_bad = int(_item(_sum(_logical_not(within))))
+        return Verdict(False, FailureClass.INCORRECT,
+                       f"{where}: {n_bad} of {numel} elements outside atol={atol} "
+                       f"rtol={rtol}; max abs error {err:.3g}", max_abs_error=err)
+    return Verdict(True, max_abs_error=err)
 
 
 def _any_where(o_bad: torch.Tensor, r_bad: torch.Tensor) -> torch.Tensor:

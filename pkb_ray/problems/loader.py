@@ -43,6 +43,14 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "sizes": dict,
     "description": str,
 }
+# Optional fields: name -> type. `upstream` lists the upstream PKB problem ids (1-87) that
+# compute the same thing; `tolerance_reason` says where atol/rtol come from (dtype, the
+# reduction order), so a reader can judge them.
+_OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "upstream": list,
+    "tolerance_reason": str,
+}
+UPSTREAM_IDS = range(1, 88)
 
 
 class ProblemLoadError(Exception):
@@ -211,9 +219,16 @@ def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
         if not isinstance(value, typ) or isinstance(value, bool):
             want = typ.__name__ if isinstance(typ, type) else "number"
             raise fail(key, f"expected {want}, got {type(value).__name__} {value!r}")
-    unknown = sorted(set(meta) - set(_REQUIRED))
+    unknown = sorted(set(meta) - set(_REQUIRED) - set(_OPTIONAL))
     if unknown:
-        raise fail(unknown[0], f"unknown field(s) {unknown}; allowed: {sorted(_REQUIRED)}")
+        raise fail(unknown[0], f"unknown field(s) {unknown}; allowed: {sorted({*_REQUIRED, *_OPTIONAL})}")
+    for key, typ in _OPTIONAL.items():
+        if key in meta and not isinstance(meta[key], typ):
+            raise fail(key, f"expected {typ.__name__}, got {type(meta[key]).__name__} {meta[key]!r}")
+    upstream = meta.get("upstream", [])
+    bad = [u for u in upstream if not (isinstance(u, int) and not isinstance(u, bool) and u in UPSTREAM_IDS)]
+    if bad:
+        raise fail("upstream", f"expected upstream PKB problem ids 1-87, got {bad!r}")
     if meta["id"] != pid:
         raise fail("id", f"id {meta['id']!r} must equal the directory name {pid!r}")
     if meta["category"] not in CATEGORIES:
@@ -243,4 +258,6 @@ def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
         # use float32 because gloo on CPU), so make_inputs and roofline read size["dtype"].
         sizes={name: {"dtype": meta["dtype"], **dict(sizes[name])} for name in sizes},
         description=meta["description"].strip(),
+        upstream=tuple(upstream),
+        tolerance_reason=meta.get("tolerance_reason", "").strip(),
     )

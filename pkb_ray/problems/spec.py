@@ -68,6 +68,10 @@ class ProblemSpec:
     sizes: dict[str, dict[str, Any]]
     """`small` (CPU tests, seconds on 2 cores) and `bench` (GPU timing) parameters."""
     description: str = ""
+    upstream: tuple[int, ...] = ()
+    """Upstream PKB problem ids (1-87) that compute the same thing."""
+    tolerance_reason: str = ""
+    """Why atol/rtol are what they are (dtype, reduction order)."""
     version: str = ""
     """Hash of the problem's files: part of every cache key."""
     directory: Path | None = None
