@@ -1,11 +1,18 @@
-"""Evaluation engine: one candidate, fresh rank processes, honest correctness and timing.
+"""Evaluation engine: one candidate, judged by processes that never run it.
 
     from pkb_ray.engine import EvalRequest, evaluate
     result = evaluate(EvalRequest(problem_id="allreduce", problems_source="builtin",
                                   candidate_source=src, world_size=2, device="cpu", size="small"))
 
-On a Ray cluster: `start_node_evaluators(...)` returns NodeEvaluator actors (one per GPU
-node, holding all its GPUs) whose `evaluate.remote(request)` does the same.
+The trust boundary, by package:
+  judge/   trusted: one judge per GPU, kept across candidates; inputs from secret seeds,
+           the reference, the expected outputs, the comparison, the clock, the verdict
+  worker/  untrusted: fresh per candidate, sandboxed (sandbox.py); imports and runs the
+           candidate on what its judge hands it; imports nothing of judge/
+  wire/    what crosses between them: typed JSON frames, arenas of shared memory, the gate
+node.py runs the judges and the sandboxes; verdict.py turns the judges' reports into one
+EvalResult. On a Ray cluster: `start_node_evaluators(...)` returns NodeEvaluator actors
+(one per GPU node, holding all its GPUs) whose `evaluate.remote(request)` does the same.
 
 Nothing here touches CUDA at import time. Ray (~1 s to import) is imported only when an
 actor name is used. `evaluate` is imported eagerly: it shares its name with its module, and a
