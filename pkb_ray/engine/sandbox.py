@@ -79,15 +79,26 @@ def _user(name: str) -> tuple[int, int] | None:
     return pw.pw_uid, pw.pw_gid
 
 
-def _bwrap_works(bwrap: str, uid: int | None, gid: int | None) -> str:
-    """'' when bubblewrap can make its namespaces here (as `uid`), else why not."""
-    cmd = [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--", "/bin/true"]
-    kw = {"user": uid, "group": gid, "extra_groups": []} if uid is not None else {}
+def _probe(plan: "SandboxPlan") -> str:
+    """'' when a sandbox of this plan can start this Python here, else why not (the first
+    lines of what it said). Runs the real thing: the binds and the user of a worker."""
+    workdir = tempfile.mkdtemp(prefix="pkb_probe_")
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, **kw)
+        os.chmod(workdir, 0o700)
+        if plan.uid is not None:
+            os.chown(workdir, plan.uid, plan.gid or plan.uid)
+        py = [sys.executable, "-c", "import sys"]
+        if plan.kind.startswith("bwrap"):
+            cmd = _bwrap_args(plan, workdir, [], import_paths([]), {}) + ["--"] + py
+        else:
+            cmd = py
+        kw = {"user": plan.uid, "group": plan.gid, "extra_groups": []} if plan.uid is not None else {}
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=workdir, **kw)
     except (OSError, subprocess.SubprocessError) as e:
-        return str(e)
-    return "" if p.returncode == 0 else (p.stderr.strip() or f"exit {p.returncode}")[:300]
+        return str(e)[:300]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return "" if p.returncode == 0 else (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[0][:300]
 
 
 @functools.lru_cache(maxsize=8)
@@ -103,21 +114,25 @@ def plan_sandbox(mode: str = "auto", user: str = DEFAULT_USER, bwrap_path: str |
         notes.append(f"no user {user}" + ("" if os.geteuid() == 0 else " (needs root to switch)")
                      + " (scripts/install.sh makes it when run as root)")
     why_bwrap = "no bwrap on PATH (install bubblewrap)" if bwrap is None else ""
-    if bwrap and ids:
-        err = _bwrap_works(bwrap, *ids)
+    if bwrap and ids and mode in ("auto", "bwrap+uid"):
+        plan = SandboxPlan("bwrap+uid", bwrap, ids[0], ids[1], user)
+        err = _probe(plan)
         if not err:
-            return SandboxPlan("bwrap+uid", bwrap, ids[0], ids[1], user)
+            return plan
         notes.append(f"bwrap as {user} fails: {err}")
     if bwrap and mode in ("auto", "bwrap"):
-        err = _bwrap_works(bwrap, None, None)
+        err = _probe(SandboxPlan("bwrap", bwrap))
         if not err:
-            plan = SandboxPlan("bwrap", bwrap, note="; ".join(notes))
-            return plan
+            return SandboxPlan("bwrap", bwrap, note="; ".join(notes))
         why_bwrap = f"bwrap fails here: {err}"
     if why_bwrap:
         notes.append(why_bwrap)
     if ids and mode in ("auto", "uid"):
-        return SandboxPlan("uid", None, ids[0], ids[1], user, note="; ".join(notes))
+        plan = SandboxPlan("uid", None, ids[0], ids[1], user)
+        err = _probe(plan)
+        if not err:
+            return SandboxPlan("uid", None, ids[0], ids[1], user, note="; ".join(notes))
+        notes.append(f"running as {user} fails: {err}")
     if mode in ("auto", "none"):
         return SandboxPlan("none", note="; ".join(notes) or "asked for")
     raise SandboxError(f"sandbox {mode!r} is not available here: {'; '.join(notes)}")
