@@ -9,7 +9,7 @@ symbols, not working NCCL: the worker never makes an NCCL process group). A refu
 writes its name to $PKB_WORKDIR/nccl_refused, which the node reads: forbidden_api.
 
 Built once per node with the system C compiler, exporting the real library's nccl*
-symbols (read with `nm -D`; a fixed list of the API's names when nm is missing).
+symbols (read from its ELF dynamic symbol table) and the API's documented names.
 """
 
 from __future__ import annotations
@@ -61,15 +61,32 @@ def real_libraries() -> list[str]:
 
 
 def _symbols(lib: str) -> list[str]:
-    nm = shutil.which("nm")
-    names: set[str] = set()
-    if nm:
-        try:
-            out = subprocess.run([nm, "-D", "--defined-only", lib], capture_output=True, text=True, timeout=30).stdout
-            names = {ln.split()[-1] for ln in out.splitlines() if re.search(r" [TW] p?nccl\w+$", ln)}
-        except (OSError, subprocess.SubprocessError):
-            names = set()
-    return sorted(names | set(_API))
+    """The nccl* functions `lib` defines, read from its ELF dynamic symbol table (no
+    binutils needed), plus the API's names in case the file cannot be read."""
+    import struct
+
+    names = set(_API)
+    try:
+        data = Path(lib).read_bytes()
+        if data[:4] == b"\x7fELF" and data[4] == 2:  # ELF64, little-endian on x86-64
+            shoff, = struct.unpack_from("<Q", data, 0x28)
+            shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+            sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+            for sh in sections:
+                if sh[1] != 11:  # SHT_DYNSYM
+                    continue
+                strtab = sections[sh[6]]
+                for off in range(sh[4], sh[4] + sh[5], 24):
+                    st_name, st_info, _, st_shndx = struct.unpack_from("<IBBH", data, off)
+                    if st_shndx == 0 or (st_info & 0xF) != 2:  # undefined, or not a function
+                        continue
+                    start = strtab[4] + st_name
+                    name = data[start:data.index(b"\0", start)].decode(errors="replace")
+                    if re.fullmatch(r"p?nccl\w+", name):
+                        names.add(name)
+    except (OSError, struct.error, ValueError, IndexError):
+        pass
+    return sorted(names)
 
 
 def _version(lib: str) -> int:
