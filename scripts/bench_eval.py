@@ -147,7 +147,7 @@ def main() -> int:
 
     # A node actor starts its judges and its first sandbox once, at start, not per candidate.
     t = time.monotonic()
-    node = importlib.import_module("pkb_ray.engine.evaluate").node_for(
+    node = importlib.import_module("pkb_ray.engine.evaluation").node_for(
         request(0, 0, shapes[0]), os.environ.get("CUDA_VISIBLE_DEVICES"))
     node.start()
     node.prewarm(not args.no_guard)

@@ -14,9 +14,9 @@ node.py runs the judges and the sandboxes; verdict.py turns the judges' reports 
 EvalResult. On a Ray cluster: `start_node_evaluators(...)` returns NodeEvaluator actors
 (one per GPU node, holding all its GPUs) whose `evaluate.remote(request)` does the same.
 
-Nothing here touches CUDA at import time. Ray (~1 s to import) is imported only when an
-actor name is used. `evaluate` is imported eagerly: it shares its name with its module, and a
-lazy attribute would be shadowed by the submodule once anything imported it.
+Nothing here touches CUDA at import time, and nothing is imported until asked for: a
+worker imports pkb_ray.engine.worker (and so this package) inside the sandbox, where the
+driver's libraries (Hydra, Ray, MLflow) are neither needed nor always visible.
 """
 
 from __future__ import annotations
@@ -24,9 +24,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pkb_ray.engine.evaluate import evaluate
-from pkb_ray.engine.prebuild import BuildResult, prebuild
-from pkb_ray.engine.request import EvalRequest
 from pkb_ray.engine.version import HARNESS_VERSION
 
 __all__ = [
@@ -41,6 +38,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "evaluate": "pkb_ray.engine.evaluation",
+    "BuildResult": "pkb_ray.engine.prebuild",
+    "prebuild": "pkb_ray.engine.prebuild",
+    "EvalRequest": "pkb_ray.engine.request",
     "NodeEvaluator": "pkb_ray.engine.node_evaluator",
     "start_node_evaluators": "pkb_ray.engine.node_evaluator",
     "gpu_nodes_in_cluster": "pkb_ray.engine.node_evaluator",

@@ -184,13 +184,15 @@ def _bwrap_args(plan: SandboxPlan, workdir: str, device_nodes: list[str], ro_pat
             args += ["--ro-bind", d, d]
     for name in _ETC:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    # The private /tmp first: an import path under /tmp (a packed site) is bound inside it.
+    args += ["--bind", workdir, "/tmp"]
     for p in ro_paths:
         if not any(p == d or p.startswith(d + "/") for d in _SYSTEM_DIRS):
             args += ["--ro-bind", p, p]
     args += ["--ro-bind", os.path.join(package_copy(), "pkb_ray"), f"{PKG_MOUNT}/pkb_ray"]
     for dst, src in sorted(binds.items()):  # after the trees they lie in: they cover a file
         args += ["--ro-bind", src, dst]
-    args += ["--bind", workdir, "/tmp", "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc",
+    args += ["--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc",
              "--ro-bind-try", "/sys", "/sys"]
     for node in device_nodes:
         args += ["--dev-bind", node, node]

@@ -156,7 +156,7 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
     the same judges evaluates correctly, and no sandbox is left behind."""
     import importlib
 
-    ev = importlib.import_module("pkb_ray.engine.evaluate")
+    ev = importlib.import_module("pkb_ray.engine.evaluation")
 
     hang = run_eval(ADVERSARIAL / "hang_one_rank.py")
     assert hang.failure == F.TIMEOUT and hang.failing_rank == 1 and hang.failing_trial == 0, hang.message

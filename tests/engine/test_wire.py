@@ -158,3 +158,18 @@ def test_sandbox_mode_errors_name_the_mode():
     assert plan.kind in sandbox.KINDS and plan.description
     if plan.kind != "bwrap+uid":
         assert plan.note, "a weaker sandbox always says what was missing"
+
+
+def test_the_worker_side_imports_nothing_of_the_judge_side():
+    """In a fresh interpreter, as the zygote starts inside the sandbox: no judge module, no
+    harness configuration, no results, no driver libraries."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import pkb_ray.engine.worker.zygote, pkb_ray.engine.worker.rank, "
+            "pkb_ray.engine.worker.build_probe; print(' '.join(sorted(sys.modules)))")
+    mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    forbidden = [m for m in mods if m.startswith(("pkb_ray.engine.judge", "pkb_ray.engine.node", "pkb_ray.config",
+                                                  "pkb_ray.records", "pkb_ray.engine.evaluation", "omegaconf",
+                                                  "hydra", "ray", "mlflow", "litellm"))]
+    assert not forbidden, forbidden
