@@ -1,6 +1,6 @@
 """A stand-in for libnccl inside the sandbox: every NCCL entry point refuses.
 
-The worker's process group refuses collectives, and the Python guard refuses the torch
+The worker's process group cannot communicate, and the Python guard refuses the torch
 APIs; neither sees a candidate that loads libnccl itself (ctypes, or a native extension
 that calls ncclCommInitRank) and builds its own communicator. dlsym on a library handle
 bypasses LD_PRELOAD, so interposing is not enough: under bubblewrap the real library file

@@ -17,6 +17,7 @@ on a dead peer until their phase limit.
 
 from __future__ import annotations
 
+import statistics
 import time
 import traceback
 from dataclasses import dataclass, field, fields
@@ -35,6 +36,8 @@ from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.records import FailureClass
 
+CALIBRATION_CALLS = (1, 4, 16, 64)
+"""Runs of this many do-nothing calls measure the judge-clock floor before the candidate loads."""
 ARENA_BUDGET_BYTES = 1 << 30
 """Arena per rank: room for up to 64 calls' inputs and outputs back to back, within this."""
 MAX_CALLS_PER_SAMPLE = 64
@@ -219,6 +222,7 @@ class Session:
         """One timed run on the worker; the judge's clock around it. Times in ms."""
         gated = self.ctx.cuda and self.cand_gate
         gen = self.next_gen() if gated else 0
+        expired0 = self.cand_page.expired(self.ctx.rank) if gated and self.cand_page is not None else 0
         self.ctx.scrub_l2()
         t_ready = self.link.send(m.Run(calls=calls, timed=True, gate_gen=gen, hold=hold,
                                        calibrate=calibrate, stage_back=self.stage_back and not calibrate))
@@ -236,7 +240,8 @@ class Session:
             raise WorkerFault(FailureClass.FORBIDDEN_API, f"{self.phase}: refused {', '.join(map(str, done.forbidden[:3]))}")
         if len(done.outputs) != len(calls):
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol: {len(done.outputs)} outputs for {len(calls)} calls")
-        expired = self.cand_page.expired(self.ctx.rank) if gated and self.cand_page is not None else 0
+        # This run's gate timeouts (the page counts them since the evaluation began).
+        expired = (self.cand_page.expired(self.ctx.rank) - expired0) if gated and self.cand_page is not None else 0
         return {"done": done, "reported_ms": float(done.event_ms), "open_ms": (t_done - t_open) * 1e3,
                 "ready_ms": (t_done - t_ready) * 1e3, "expired": expired,
                 "started_late_ms": (float(done.started_at) - t_ready) * 1e3}
@@ -245,24 +250,31 @@ class Session:
         """Before the candidate exists in the worker: the judge-clock cost of a run of k
         calls that do nothing (the floor that candidate runs are measured above)."""
         assert self.layout is not None
-        for k in (1, 4):
-            k = min(k, self.calls_fit)
-            best = float("inf")
+        for k in sorted({min(k, self.calls_fit) for k in CALIBRATION_CALLS}):
+            seen = []
             for _ in range(5):
                 self.layout.reset()
                 calls = [self.call(self.trial_args[0], self.trial_expected[0])[2] for _ in range(k)]
                 r = self.run_timed(calls, hold=True, timeout_s=self.timeouts.start_s, calibrate=True)
-                best = min(best, r["open_ms"])
-            self.overhead_ms[k] = best
+                seen.append(r["open_ms"])
+            # The median, not the least: the floor is compared with the typical run of a
+            # candidate, and the least of five sits below it by the run-to-run jitter.
+            self.overhead_ms[k] = statistics.median(seen)
 
     def overhead(self, k: int) -> float:
-        """The calibrated judge-clock floor of a run of k calls (linear in k between 1 and 4)."""
+        """The calibrated judge-clock floor of a run of k calls: measured at a few k,
+        interpolated linearly between them (never extrapolated upwards: a floor must stay
+        below what a run of k honest calls costs)."""
         if not self.overhead_ms:
             return 0.0
-        o1 = self.overhead_ms.get(1, 0.0)
-        o4 = self.overhead_ms.get(4, o1)
-        per = max(0.0, (o4 - o1) / 3)
-        return o1 + per * (k - 1)
+        ks = sorted(self.overhead_ms)
+        if k <= ks[0]:
+            return self.overhead_ms[ks[0]]
+        for lo, hi in zip(ks, ks[1:]):
+            if k <= hi:
+                f = (k - lo) / (hi - lo)
+                return self.overhead_ms[lo] + f * (self.overhead_ms[hi] - self.overhead_ms[lo])
+        return self.overhead_ms[ks[-1]]
 
     def load(self) -> None:
         self.link.ask(m.Load(source=self.job.candidate_source), (m.Ok,), self.timeouts.load_s, "loading the candidate")

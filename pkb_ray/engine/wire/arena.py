@@ -56,7 +56,19 @@ class Arena:
     u8: torch.Tensor
     """The whole arena as a uint8 tensor (on the arena's device)."""
 
+    _views: dict | None = None
+
     def view(self, off: int, dtype: torch.dtype, shape: list[int], stride: list[int] | None = None) -> torch.Tensor:
+        """A tensor over bytes of the arena (cached: runs reuse the same places)."""
+        key = (off, dtype, tuple(shape), tuple(stride) if stride is not None else None)
+        if self._views is None or len(self._views) > 8192:
+            self._views = {}
+        v = self._views.get(key)
+        if v is None:
+            v = self._views[key] = self._view(off, dtype, shape, stride)
+        return v
+
+    def _view(self, off: int, dtype: torch.dtype, shape: list[int], stride: list[int] | None) -> torch.Tensor:
         itemsize = torch.empty((), dtype=dtype).element_size()
         if stride is None:
             stride = list(torch.empty(shape, device="meta").stride()) if shape else []
@@ -93,6 +105,7 @@ class HostArena(Arena):
                 self._pinned = ptr
 
     def close(self) -> None:
+        self._views = None
         if self._pinned is not None:
             torch.cuda.cudart().cudaHostUnregister(self._pinned)
             self._pinned = None
@@ -189,6 +202,7 @@ class CudaArena(Arena):
         self.u8 = torch.as_tensor(_CAI(self.ptr.value, self.nbytes), device=f"cuda:{device}")
 
     def close(self) -> None:
+        self._views = None
         if self.u8 is None:
             return
         torch.cuda.synchronize(self.device)

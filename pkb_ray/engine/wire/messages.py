@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 from pkb_ray.engine.wire.frames import ProtocolError
 
-REFUSAL = "forbidden: no collective may run in a candidate (the worker's process group refuses)"
-"""What the worker's process group says when a collective reaches it."""
+REFUSAL = "is not allowed in a candidate"
+"""What the worker's guard says when it refuses a collective (guard.py)."""
 
 
 _REGISTRY: dict[str, type] = {}

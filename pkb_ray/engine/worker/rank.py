@@ -1,6 +1,6 @@
 """A worker rank: serves its judge's requests, one at a time, until Bye or the end.
 
-Order: Hello (device, the refusing process group) -> MapArena -> MapGate (cuda) -> Run
+Order: Hello (device, a process group that cannot communicate) -> MapArena -> MapGate (cuda) -> Run
 with the stand-in (the judge calibrates its clock before any candidate code exists here)
 -> Load (guard, then import) -> Run... The judge decides the order; a request this worker
 does not expect is answered with Failed.
@@ -22,7 +22,7 @@ from pkb_ray.engine import guard
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.arena import Arena, make_arena
 from pkb_ray.engine.wire.gate import GatePage, GateUnavailable, LaunchGate
-from pkb_ray.engine.worker import refusing_group
+from pkb_ray.engine.worker import process_group
 from pkb_ray.engine.worker.run import run_calls, stand_in
 
 LOG_CHARS = 20000
@@ -99,7 +99,7 @@ class Rank:
         store = dist.FileStore(os.path.join(self.workdir, "store"), msg.world_size)
         store.set_timeout(timedelta(seconds=msg.store_timeout_s))
         if msg.guard:
-            refusing_group.init(store, msg.rank, msg.world_size, msg.store_timeout_s)
+            process_group.init(store, msg.rank, msg.world_size, msg.store_timeout_s)
         else:
             # A reference self-check (model=reference): the candidate is the reference and
             # needs real collectives. The result says guard_off.

@@ -2,8 +2,9 @@
 # barriers) through sys.modules, without an import statement the static check could see,
 # and runs dist.all_reduce inside it. Measured against the old engine: reported correct,
 # speedup 1.00, no flag: the NCCL-free rule broken and nothing said.
-# EXPECTED: forbidden_api. The worker's process group refuses every collective whatever the
-# Python guard's state, and the exemption only ever applied on the harness's thread.
+# EXPECTED: forbidden_api or incorrect. Whatever the Python guard's state, the worker's process
+# group cannot communicate (torch's fake backend: the all-reduce returns its input untouched),
+# and the worker holds no harness group the exemption could open.
 import sys
 
 import torch.distributed as dist

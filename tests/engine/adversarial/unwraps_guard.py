@@ -1,8 +1,9 @@
 # HACK: the Python guard replaces torch.distributed's collectives with wrappers that keep the
 # originals in closures; this reads the original all_reduce out of the wrapper's closure
 # cells and calls it directly, so no guard function ever runs.
-# EXPECTED: forbidden_api. The collective reaches the worker's process group, which refuses
-# it: NCCL-free by construction, the guard is only a second layer.
+# EXPECTED: forbidden_api (the guard also wraps the ProcessGroup's own methods, which the
+# original all_reduce calls); and past every wrapper the worker's process group cannot
+# communicate anyway: NCCL-free by construction, the guard is a second layer.
 import torch.distributed as dist
 
 
