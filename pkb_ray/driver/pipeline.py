@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from pkb_ray.engine.prebuild import BuildResult
+from pkb_ray.engine.build import BuildResult
 from pkb_ray.records import CellKey, EvalResult, FailureClass, Generation
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from typing import Any
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.agent import AgentPolicy, conversation
 from pkb_ray.driver.pipeline import CellState
-from pkb_ray.engine.prebuild import prebuild
+from pkb_ray.engine.build import prebuild
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.tracking.turn_log import TurnLog
 

@@ -39,8 +39,8 @@ __all__ = [
 
 _LAZY = {
     "evaluate": "pkb_ray.engine.evaluation",
-    "BuildResult": "pkb_ray.engine.prebuild",
-    "prebuild": "pkb_ray.engine.prebuild",
+    "BuildResult": "pkb_ray.engine.build",
+    "prebuild": "pkb_ray.engine.build",
     "EvalRequest": "pkb_ray.engine.request",
     "NodeEvaluator": "pkb_ray.engine.node_evaluator",
     "start_node_evaluators": "pkb_ray.engine.node_evaluator",

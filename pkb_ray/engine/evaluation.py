@@ -27,7 +27,7 @@ from typing import Any, Callable
 from pkb_ray.engine import cache, hardware, nccl_stub, roofline, sandbox, static_check, verdict
 from pkb_ray.engine.env import rank_env
 from pkb_ray.engine.node import JudgeNode, NodeSpec
-from pkb_ray.engine.prebuild import BuildResult
+from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.engine.version import HARNESS_VERSION
 from pkb_ray.records import EvalResult, FailureClass

