@@ -171,10 +171,12 @@ def main() -> int:
                          "reference_ms": res.reference_ms, "speedup": res.speedup,
                          "roofline_fraction": res.roofline_fraction, "flags": res.flags,
                          "speedup_ci": [res.speedup_ci_low, res.speedup_ci_high], "sandbox": res.sandbox,
-                         "judge_clock_ratio": res.judge_clock_ratio, "message": res.message})
+                         "judge_clock_ratio": res.judge_clock_ratio, "seconds": res.evidence.get("seconds"),
+                         "message": res.message})
             print(f"{shape} #{k}: node {res.node_seconds:.2f} s, candidate {res.candidate_ms:.4f} ms, "
                   f"reference {res.reference_ms:.4f} ms, speedup {res.speedup:.3f}, "
-                  f"roofline fraction {res.roofline_fraction}, flags {res.flags}")
+                  f"roofline fraction {res.roofline_fraction}, flags {res.flags}, "
+                  f"seconds {res.evidence.get('seconds')}")
         times = [r["candidate_ms"] for r in runs]
         warm = [r["node_seconds"] for r in runs[1:]] or [runs[0]["node_seconds"]]
         per_shape.append({

@@ -163,7 +163,9 @@ class JudgeNode:
         ws = self.spec.world_size
         pairs = [socket.socketpair() for _ in range(ws)]
         fds = [b.fileno() for _, b in pairs]
-        env = self._env(PKB_WORKER_FDS=",".join(map(str, fds)), TORCH_EXTENSIONS_DIR="{TMP}/ext",
+        # The ranks set up their device and group as soon as they exist (engine/worker/rank.py).
+        prewarm = f"{self.spec.device},{ws},{int(guard)}"
+        env = self._env(PKB_PREWARM=prewarm, PKB_WORKER_FDS=",".join(map(str, fds)), TORCH_EXTENSIONS_DIR="{TMP}/ext",
                         TORCH_CUDA_ARCH_LIST=self.spec.torch_cuda_arch_list, TRITON_CACHE_DIR="{TMP}/triton",
                         GLOO_SOCKET_IFNAME="lo", NCCL_SOCKET_IFNAME="lo")
         proc = sandbox.start(self.spec.plan, ["python", "-m", "pkb_ray.engine.worker.zygote"], env=env,
@@ -231,11 +233,11 @@ class JudgeNode:
             sb.proc.kill()
             self.stop()  # started afresh for the next candidate
         finally:
-            sb.proc.kill()
+            sb.proc.kill(wait=False)
             out.logs = {name: sb.proc.log_tail(name) for name in
                         ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]}
             out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
-            sb.proc.cleanup()
+            sb.proc.cleanup_later()
             out.wall_s = time.monotonic() - t0
         return out
 

@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,19 +281,20 @@ class SandboxProcess:
     def alive(self) -> bool:
         return self.popen.poll() is None
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = True) -> None:
         try:
             os.killpg(self.popen.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         if self.plan.kind in ("uid", "none"):
             _kill_tagged(self.id)  # no pid namespace: find what escaped the process group
-        try:
-            self.popen.wait(10)
-        except subprocess.TimeoutExpired:
-            pass
-        if self.popen.stdout:
-            self.popen.stdout.close()
+        if wait:
+            try:
+                self.popen.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+            if self.popen.stdout:
+                self.popen.stdout.close()
 
     def log_tail(self, name: str, chars: int = 6000) -> str:
         try:
@@ -306,6 +308,12 @@ class SandboxProcess:
     def cleanup(self) -> None:
         self.kill()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def cleanup_later(self) -> None:
+        """Stopped now; reaped and removed in the background (a dying CUDA process takes a
+        few hundred milliseconds to give its context back, which no evaluation should wait on)."""
+        self.kill(wait=False)
+        threading.Thread(target=self.cleanup, name=f"pkb-cleanup-{self.id}", daemon=True).start()
 
 
 def _kill_tagged(sandbox_id: str) -> None:

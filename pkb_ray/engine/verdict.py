@@ -71,6 +71,12 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
     result.log = "\n".join(f"==== {name} ====\n{text}" for name, text in out.logs.items() if text.strip())
     reports = out.reports
     result.compiled = any(r.compiled for r in reports.values())
+    # Where the node-seconds went (rank 0's phases, the wait for a sandbox): for people
+    # tuning the harness, not for the verdict.
+    seconds = dict(reports[0].seconds) if 0 in reports else {}
+    seconds["sandbox_wait"] = out.sandbox_wait_s
+    seconds["node_run"] = out.wall_s
+    result.evidence = {"seconds": {k: round(v, 3) for k, v in seconds.items()}}
     result.checked_timed_calls = min((r.checked_timed_calls for r in reports.values()), default=0)
     if out.harness_error:
         _fail(result, FailureClass.HARNESS_ERROR, f"harness error: {out.harness_error}")
@@ -96,7 +102,7 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
                 result.log = (rep.log + "\n" + result.log)[-20000:]
         timing = next((r.timing for r in reports.values() if r.timing), {})
         if fc == FailureClass.IMPLAUSIBLE and timing:
-            result.evidence = _evidence(timing)
+            result.evidence = dict(result.evidence, **_evidence(timing))
         return
     result.correct = True
     result.max_abs_error = max((r.max_abs_error for r in reports.values()), default=0.0)
@@ -127,7 +133,7 @@ def _timing(result: EvalResult, t: dict[str, Any], device: str) -> str:
         if result.reference_ms < LAUNCH_BOUND_MS:
             flags.add("launch_bound")
     result.flags = sorted(flags)
-    result.evidence = _evidence(t)
+    result.evidence = dict(result.evidence, **_evidence(t))
     k = t.get("calls_per_sample", 1)
     ci = (f", speedup {point:.3g} [{result.speedup_ci_low:.3g}, {result.speedup_ci_high:.3g}]"
           if result.speedup_ci_low is not None and result.speedup_ci_high is not None else "")

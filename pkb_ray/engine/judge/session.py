@@ -123,6 +123,9 @@ class Session:
         try:
             fn()
         except WorkerFault as f:
+            if name in ("start", "prepare", "calibrate") and f.failure != FailureClass.TIMEOUT:
+                # No candidate code exists in the worker yet: whatever failed is ours.
+                f = WorkerFault(FailureClass.HARNESS_ERROR, f"worker set-up: {f.message}", f.log, f.gone)
             self.fault(f, trial)
         except _Stop:
             raise
@@ -203,7 +206,7 @@ class Session:
         self.stage_back = kind == "host" and self.ctx.cuda
         if self.ctx.cuda and self.cfg.gate and self.cand_page is not None:
             try:
-                self.link.ask(m.MapGate(timeout_us=int(self.cfg.gate_timeout_ms * 1000)), (m.Ok,),
+                self.link.ask(m.MapGate(timeout_us=int(self.cfg.gate_timeout_ms * 1000), ptx=self.ctx.gate_ptx), (m.Ok,),
                               self.timeouts.start_s, "start-up", fds=[self._page_fd])
                 self.cand_gate = True
             except WorkerFault as f:

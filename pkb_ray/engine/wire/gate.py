@@ -156,7 +156,7 @@ class LaunchGate:
     patching torch's launcher afterwards does not reach the gate (the worker builds it
     before it imports the candidate)."""
 
-    def __init__(self, page: GatePage, rank: int, device: int, timeout_us: int) -> None:
+    def __init__(self, page: GatePage, rank: int, device: int, timeout_us: int, ptx: str | None = None) -> None:
         if not 0 < timeout_us < 2**31:
             raise GateUnavailable(f"gate timeout {timeout_us} us is out of range")
         self.page, self.rank = page, rank
@@ -167,7 +167,11 @@ class LaunchGate:
         grid = props.multi_processor_count * max(1, props.max_threads_per_multi_processor // block)
         self._go = torch.zeros(1, dtype=torch.int32, device=f"cuda:{device}")
         try:
-            kernel = torch.cuda._compile_kernel(_SRC, "pkb_gate")
+            if ptx is None:
+                kernel = torch.cuda._compile_kernel(_SRC, "pkb_gate")
+            else:  # compiled once by the judge: NVRTC costs a worker ~0.5 s per candidate
+                from torch.cuda._utils import _cuda_load_module
+                kernel = _cuda_load_module(ptx.encode(), ["pkb_gate"])["pkb_gate"]
         except Exception as e:  # noqa: BLE001 - NVRTC missing or failing: no gate
             raise GateUnavailable(f"compiling the gate kernel: {e}") from e
         libcuda = torch.cuda._utils._get_gpu_runtime_library()
@@ -190,6 +194,14 @@ class LaunchGate:
                           ctypes.c_void_p(self._stream().cuda_stream), self._params, None)
         if rc != 0:
             raise RuntimeError(f"launching the gate kernel failed (CUresult {rc})")
+
+
+def gate_ptx() -> str:
+    """The gate kernel as PTX for this process's GPU (NVRTC), to hand to workers."""
+    from torch.cuda._utils import _nvrtc_compile
+
+    ptx, _ = _nvrtc_compile(_SRC, "pkb_gate")
+    return ptx.decode() if isinstance(ptx, bytes) else ptx
 
 
 def _as_i32(v: int) -> int:

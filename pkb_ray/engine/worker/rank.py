@@ -40,6 +40,7 @@ class Rank:
         self.gate: LaunchGate | None = None
         self.solution: Callable[..., Any] | None = None
         self.guarded = False
+        self.ready_for: tuple | None = None
 
     def send(self, msg: m.Message) -> None:
         frames.send(self.sock, m.to_wire(msg))
@@ -76,7 +77,8 @@ class Rank:
         elif isinstance(msg, m.MapGate):
             try:
                 page = GatePage(fds[0], self.world_size)
-                self.gate = LaunchGate(page, self.rank, torch.cuda.current_device(), msg.timeout_us)
+                self.gate = LaunchGate(page, self.rank, torch.cuda.current_device(), msg.timeout_us,
+                                       msg.ptx or None)
                 self.gate_page = page
                 self.send(m.Ok())
             except GateUnavailable as e:
@@ -87,27 +89,36 @@ class Rank:
             self.run(msg)
 
     def hello(self, msg: m.Hello) -> None:
-        self.rank, self.world_size, self.device = msg.rank, msg.world_size, msg.device
-        if msg.device.startswith("cuda"):
-            torch.cuda.set_device(msg.rank)
-            self.device = f"cuda:{msg.rank}"
+        if self.ready_for != (msg.rank, msg.world_size, msg.device, msg.guard):
+            self.setup(msg.rank, msg.world_size, msg.device, msg.guard, msg.store_timeout_s)
+        self.send(m.Ready(pid=os.getpid(), detail=f"torch {torch.__version__}"))
+
+    def setup(self, rank: int, world_size: int, device: str, guard: bool, timeout_s: float) -> None:
+        """The device and the process group. Done at Hello, or right after the fork when the
+        sandbox was started ahead of its candidate (prewarm): the CUDA context and the
+        group then cost the candidate's evaluation nothing."""
+        if self.ready_for is not None:
+            raise RuntimeError("set up twice with different settings")
+        self.rank, self.world_size, self.device = rank, world_size, device
+        if device.startswith("cuda"):
+            torch.cuda.set_device(rank)
+            self.device = f"cuda:{rank}"
             torch.zeros(1, device=self.device)  # the CUDA context, now, not in the first call
         else:
             # Ranks share the node's cores: 2 ranks on a 2-core machine get 1 thread each.
-            torch.set_num_threads(max(1, (os.cpu_count() or 1) // msg.world_size))
+            torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))
         # A file store in the sandbox's private tmp: the ranks meet with no network at all.
-        store = dist.FileStore(os.path.join(self.workdir, "store"), msg.world_size)
-        store.set_timeout(timedelta(seconds=msg.store_timeout_s))
-        if msg.guard:
-            process_group.init(store, msg.rank, msg.world_size, msg.store_timeout_s)
+        store = dist.FileStore(os.path.join(self.workdir, "store"), world_size)
+        store.set_timeout(timedelta(seconds=timeout_s))
+        if guard:
+            process_group.init(store, rank, world_size, timeout_s)
         else:
             # A reference self-check (model=reference): the candidate is the reference and
             # needs real collectives. The result says guard_off.
             dist.init_process_group("cuda:nccl,cpu:gloo" if self.device != "cpu" else "gloo", store=store,
-                                    rank=msg.rank, world_size=msg.world_size,
-                                    timeout=timedelta(seconds=msg.store_timeout_s))
-        self.guarded = msg.guard
-        self.send(m.Ready(pid=os.getpid(), detail=f"torch {torch.__version__}"))
+                                    rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
+        self.guarded = guard
+        self.ready_for = (rank, world_size, device, guard)
 
     def load(self, source: str) -> None:
         path = os.path.join(self.workdir, f"candidate_rank{self.rank}.py")

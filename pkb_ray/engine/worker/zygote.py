@@ -31,7 +31,12 @@ def _rank_main(r: int, fd: int, workdir: str) -> None:
 
     code = 0
     try:
-        Rank(socket.socket(fileno=fd), workdir).serve()
+        worker = Rank(socket.socket(fileno=fd), workdir)
+        prewarm = os.environ.get("PKB_PREWARM")  # "<device>,<world size>,<guard 0|1>"
+        if prewarm:
+            device, world, guard = prewarm.split(",")
+            worker.setup(r, int(world), device, guard == "1", 600.0)
+        worker.serve()
     except BaseException:  # noqa: BLE001
         import traceback
         traceback.print_exc()
