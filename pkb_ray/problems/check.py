@@ -66,6 +66,13 @@ def _verdict(problem, run: ProblemRun, world_size: int) -> CheckResult:
         for w in run.reports[r].payload["warnings"]:
             warnings.setdefault(w, r)
     said = tuple(f"rank {r}: {w}" for w, r in warnings.items())
+    payloads = [run.reports[r].payload for r in range(world_size)]
+    if not problem.is_upstream:
+        if not any(p.get("tensors", 1) for p in payloads):
+            return CheckResult(run.problem, "FAIL", "no rank's inputs hold a tensor", run.seconds, said)
+        if all(p.get("same_for_two_seeds", False) for p in payloads):
+            return CheckResult(run.problem, "FAIL", f"degenerate inputs: seeds {SEED_A} and {SEED_B} gave "
+                               f"identical inputs on every rank", run.seconds, said)
     blobs = [run.reports[r].payload["io"] for r in range(world_size)]
     if all(b is None for b in blobs):
         return CheckResult(run.problem, "ok", "", run.seconds, said,
@@ -107,7 +114,10 @@ def check_one(problem, rank: int, world_size: int) -> dict:
             raise CheckFailure(msg)
         warnings.append(msg)
 
-    require_fits(problem, rank, world_size, SIZE, host_bytes_per_rank(world_size), "host (per rank)")
+    if upstream:
+        # upstream 68 allocates ~26 GiB per rank at every size; native small sizes are small
+        # by contract, and the estimate's first use costs ~3 s per rank process
+        require_fits(problem, rank, world_size, SIZE, host_bytes_per_rank(world_size), "host (per rank)")
     a = problem.make_inputs(rank, world_size, SEED_A, SIZE)
     b = problem.make_inputs(rank, world_size, SEED_A, SIZE)
     c = problem.make_inputs(rank, world_size, SEED_B, SIZE)
@@ -121,17 +131,17 @@ def check_one(problem, rank: int, world_size: int) -> dict:
     if diff:
         raise CheckFailure(f"seed {SEED_A} gave different inputs on two calls ({diff})")
     all_tensors = list(tree.tensors(a))
-    if not all_tensors:
-        raise CheckFailure("make_inputs returned no tensors")
+    if not all_tensors and upstream:
+        warnings.append("no tensor among the inputs")
     constant = [(p, t) for p, t in all_tensors if tree.is_constant(t)]
     if constant:
         p, t = constant[0]
         lapse(f"input{p} is constant ({t.reshape(-1)[0].item()!r})"
               + (f" and {len(constant) - 1} more" if len(constant) > 1 else ""))
     degenerate = tree.degeneracy(a, c)
-    if degenerate:
-        lapse(f"degenerate inputs (seeds {SEED_A} and {SEED_B}): " + "; ".join(degenerate))
-        if upstream and not problem.degenerate:
+    if degenerate and upstream:
+        warnings.append(f"degenerate inputs (seeds {SEED_A} and {SEED_B}): " + "; ".join(degenerate))
+        if not problem.degenerate:
             warnings.append("the loader did not mark it degenerate (its inputs need a process group)")
     if not upstream:
         _check_input_dtype(problem, all_tensors)
@@ -149,7 +159,10 @@ def check_one(problem, rank: int, world_size: int) -> dict:
     diff = tree.first_difference(out1, out2, "output ")
     if diff:
         raise CheckFailure(f"the reference is not deterministic: two calls on the same inputs differ ({diff})")
-    return {"warnings": warnings, "io": pack(a, out1) if truth_path(problem) else None}
+    return {"warnings": warnings, "io": pack(a, out1) if truth_path(problem) else None,
+            # judged over all ranks (_verdict): a rank with no data of its own (a scatter's
+            # receivers hold None) may see the same inputs for two seeds; every rank may not
+            "tensors": len(all_tensors), "same_for_two_seeds": tree.first_difference(a, c) is None}
 
 
 def _check_input_dtype(problem, all_tensors) -> None:
