@@ -169,7 +169,8 @@ def _check_input_dtype(problem, all_tensors) -> None:
     import torch
 
     want = getattr(torch, problem.spec.sizes[SIZE]["dtype"])
-    floats = [(p, t) for p, t in all_tensors if t.is_floating_point()]
+    # fp8 payloads (quantised data) do not say what the problem computes in
+    floats = [(p, t) for p, t in all_tensors if t.is_floating_point() and t.element_size() > 1]
     if floats and floats[0][1].dtype != want:
         raise CheckFailure(f"first floating input (input{floats[0][0]}) is {floats[0][1].dtype}, "
                            f"metadata says {want}")
@@ -181,9 +182,11 @@ def _check_outputs(problem, out, strict: bool) -> None:
     from pkb_ray.problems import args as tree
 
     want = getattr(torch, problem.spec.sizes[SIZE]["dtype"])
+    fp8 = {getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n)}
     for p, t in tree.tensors(out if isinstance(out, (tuple, list, dict)) else (out,)):
         if t.layout == torch.strided and (t.is_floating_point() or t.is_complex()) \
-                and not bool(torch.isfinite(t).all()):
+                and not bool(torch.isfinite(t.float() if t.dtype in fp8 else t).all()):
             raise CheckFailure(f"output {p} has non-finite values")
-        if strict and t.is_floating_point() and t.dtype not in (want, torch.float32):
+        # fp8 outputs are what quantisation problems return, whatever the input dtype
+        if strict and t.is_floating_point() and t.dtype not in (want, torch.float32, *fp8):
             raise CheckFailure(f"output {p} is {t.dtype}; expected {want} (or float32 statistics)")
