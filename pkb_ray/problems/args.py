@@ -89,9 +89,8 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     """Where two trees differ (structure, type, shape, dtype or any value), or None.
 
     Tensors are equal when shape, dtype, layout and every element are (NaN equals NaN);
-    modules when their types and state dicts are; other objects by ==, or by type when ==
-    is not a plain bool (process groups compare by identity, and a fresh group per call is
-    the same argument)."""
+    modules when their types and state dicts are; process groups when they hold the same
+    ranks; other objects by ==, or by type when == is not a plain bool."""
     where = path or "value"
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         if len(a) != len(b):
@@ -115,6 +114,10 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
         return _tensor_difference(a, b, where)
     if isinstance(a, torch.nn.Module):
         return first_difference(a.state_dict(), b.state_dict(), f"{path}.state_dict()")
+    if _is_process_group(a):
+        # upstream builds a fresh group per call (new_group): the same ranks are the same argument
+        ra, rb = _group_ranks(a), _group_ranks(b)
+        return None if ra == rb else f"{where}: a process group of ranks {ra} vs {rb}"
     if isinstance(a, float) and a != a and b != b:  # NaN
         return None
     try:
@@ -124,6 +127,21 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     if isinstance(same, bool):
         return None if same else f"{where}: {a!r} vs {b!r}"
     return None
+
+
+def _is_process_group(x: Any) -> bool:
+    import torch.distributed as dist
+
+    return dist.is_available() and isinstance(x, dist.ProcessGroup)
+
+
+def _group_ranks(pg) -> list[int] | None:
+    import torch.distributed as dist
+
+    try:
+        return dist.get_process_group_ranks(pg)
+    except Exception:  # noqa: BLE001 - a group this process is not part of
+        return None
 
 
 def _tensor_difference(a: torch.Tensor, b: torch.Tensor, where: str) -> str | None:
