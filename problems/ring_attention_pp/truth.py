@@ -22,8 +22,9 @@ def expected(inputs, world_size):
             assert torch.equal(inputs[stage * cp + c][1], inputs[stage * cp][1])
         b, n, hidden = x.shape
         d = hidden // h
-        qkv = (x @ w_qkv.T).view(b, n, 3, h, d)
-        y = _attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], scale, causal).reshape(b, n, hidden) @ w_o.T
+        qkv = (x @ w_qkv.T).to(dt).double().view(b, n, 3, h, d)  # q, k, v are dtype tensors
+        ctx = _attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], scale, causal).to(dt).double()
+        y = ctx.reshape(b, n, hidden) @ w_o.T
         s = n // cp
         for c in range(cp):
             outs[stage * cp + c] = y[:, c * s:(c + 1) * s].to(dt)

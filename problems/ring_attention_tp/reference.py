@@ -61,6 +61,8 @@ def solution(hidden_states: torch.Tensor, w_qkv: torch.Tensor, w_o: torch.Tensor
     head_dim = w_qkv.shape[0] // (3 * heads)
     qkv = (hidden_states @ w_qkv.T).view(b, s, 3, heads, head_dim)
     ctx = _ring_attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], softmax_scale, causal, cp_group)
-    out = ctx.reshape(b, s, heads * head_dim) @ w_o.T  # partial sum over this rank's heads
+    # partial sum over this rank's heads, kept in fp32 through the TP sum: rounding the partials
+    # to bf16 first loses up to an ulp of the partial wherever the two partials cancel
+    out = ctx.reshape(b, s, heads * head_dim).float() @ w_o.float().T
     dist.all_reduce(out, group=tp_group)
-    return out
+    return out.to(hidden_states.dtype)
