@@ -39,13 +39,20 @@ def test_roofline_counts_are_finite_and_grow_with_bench(pid):
         assert bench.hbm_bytes_per_rank > small.hbm_bytes_per_rank
 
 
-def test_small_dtype_is_float32_for_gloo():
+def test_small_dtype_is_one_gloo_reduces():
+    # gloo on CPU lacks bf16/fp16 reductions: small sizes run in float32 (or the problem's own
+    # float64 / integer dtype); the first floating input carries that dtype
     for p in PROBLEMS.values():
-        assert p.spec.sizes["small"]["dtype"] == "float32", p.id
-        floats = [t for _, t in tensors(p.make_inputs(0, min(p.spec.world_sizes), 1, "small"))
+        small = p.spec.sizes["small"]["dtype"]
+        assert small in ("float32", "float64", "int32", "int64"), p.id
+        if small.startswith("int"):
+            continue
+        ws = min(p.spec.world_sizes)  # any rank's: a scatter's receivers hold no tensor
+        floats = [t for r in range(ws) for _, t in tensors(p.make_inputs(r, ws, 1, "small"))
                   if (t.is_floating_point() and t.element_size() > 1) or t.is_complex()]  # not fp8 payloads
         # complex inputs (FFT problems) are complex64 at the small size: float32 parts
-        assert floats and floats[0].dtype in (torch.float32, torch.complex64), p.id
+        want = {"float32": (torch.float32, torch.complex64), "float64": (torch.float64, torch.complex128)}[small]
+        assert floats and floats[0].dtype in want, p.id
 
 
 def test_moe_routing_is_uneven_and_int64():
