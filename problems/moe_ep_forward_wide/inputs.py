@@ -65,12 +65,13 @@ def roofline(world_size, size):
     num_experts = _num_experts(world_size)
     k = min(k, num_experts)
     local = num_experts // min(world_size, num_experts)
+    # For each expert held elsewhere, either its weights come here (3 h i values) or this rank's
+    # tokens for it go there and their results come back (2 rows each, t k / E rows on average).
+    # A rank may pick the cheaper per expert; routing is skewed, so count a quarter of it.
+    weights = 3 * h * i * e
+    tokens = 2 * (t * k / num_experts) * h * e
     return {
-        # every token has an expert on another rank (1.0 rows per token: out, and its result
-        # back, halved: a token's experts can both be local); on average a rank also serves
-        # as many rows for others as it sends
-        "nvlink_bytes_per_rank": 1.0 * t * h * e,
-        # on average a rank runs t*k rows through three h x i matmuls; plus the router
+        "nvlink_bytes_per_rank": 0.25 * (num_experts - local) * min(weights, tokens),
         "flops_per_rank": 6.0 * t * k * h * i + 2.0 * t * h * num_experts,
         # read the tokens and the local experts' weights, write the output
         "hbm_bytes_per_rank": 2.0 * t * h * e + 3.0 * local * h * i * e,

@@ -41,11 +41,14 @@ def roofline(world_size, size):
     hidden = h * d
     act = b * s * hidden * e
     block = b * s * hidden * e  # one K (or V, or Q) block of all heads
-    attn_blocks = cp - 0.5 if size["causal"] else cp
+    # causal: cp^2/2 blocks of work over cp ranks; a balanced layout (zigzag) gives each
+    # rank cp/2 of them, so that, not the last block's cp - 1/2, is the lower bound
+    attn_blocks = cp / 2 if size["causal"] else cp
+    kv_blocks = (cp - 1) / 2 if size["causal"] else cp - 1  # K/V blocks a rank must receive
     return {
-        # the last sequence block's queries meet cp-1 earlier K/V blocks (one block per earlier
-        # rank at least), and a later stage receives its input activations
-        "nvlink_bytes_per_rank": (cp - 1) * block + (act if pp > 1 else 0),
+        # queries must meet the earlier K/V blocks (one block per earlier block at least,
+        # (cp-1)/2 per rank when balanced), and a later stage receives its input activations
+        "nvlink_bytes_per_rank": kv_blocks * block + (act if pp > 1 else 0),
         "flops_per_rank": (2.0 * b * s * hidden * 3 * hidden
                            + 4.0 * b * h * s * s * d * attn_blocks
                            + 2.0 * b * s * hidden * hidden),

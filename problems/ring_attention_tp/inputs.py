@@ -43,11 +43,14 @@ def roofline(world_size, size):
     # TP: all-reduce the [b, s, hidden] partial outputs (2 (tp-1)/tp of them per rank), unless
     # gathering the other ranks' weight shards is cheaper
     tp_bytes = min(2 * (tp - 1) / tp * b * s * hidden * e, (tp - 1) * 4 * hidden * heads * d * e)
-    attn_blocks = cp - 0.5 if size["causal"] else cp  # the last sequence block sees all earlier ones
+    # causal: cp^2/2 blocks of work over cp ranks; a balanced layout (zigzag) gives each
+    # rank cp/2 of them, so that, not the last block's cp - 1/2, is the lower bound
+    attn_blocks = cp / 2 if size["causal"] else cp
+    kv_blocks = (cp - 1) / 2 if size["causal"] else cp - 1  # K/V blocks a rank must receive
     return {
-        # CP: the last block's queries meet cp-1 earlier K/V blocks (or send Q and get partial
-        # outputs back): one block per earlier rank at least
-        "nvlink_bytes_per_rank": (cp - 1) * block + tp_bytes,
+        # CP: queries must meet the earlier K/V blocks (or send Q and get partial outputs back):
+        # one block per earlier block at least, (cp-1)/2 per rank when the work is balanced
+        "nvlink_bytes_per_rank": kv_blocks * block + tp_bytes,
         "flops_per_rank": (2.0 * b * s * hidden * 3 * heads * d  # this rank's QKV columns
                            + 4.0 * b * heads * s * s * d * attn_blocks  # QK^T and PV
                            + 2.0 * b * s * heads * d * hidden),  # its share of the output projection

@@ -55,10 +55,17 @@ def roofline(world_size, size):
     out_local = b * cout * (nlat // polar) * (nlon // az)
     in_local = b * cin * (nlat // polar) * (nlon // az)
     nnz = sum(8 * k if k else 1 for k in range(kernel)) * nlat  # filter entries (an upper count)
+    # The filter reaches kernel_size - 1 latitudes and longitudes away, so a rank can make do
+    # with halos from its neighbours: kernel_size - 1 longitude columns from each side of its
+    # tile and as many latitude rows from each polar neighbour (two at most, none at polar
+    # size 1), for the smaller of the input and output channel counts, fp32. (The reference
+    # moves whole tiles.)
+    reach = kernel - 1
+    lon_halo = 2 * reach * (nlat // polar) if az > 1 else 0
+    lat_halo = min(2, polar - 1) * reach * (nlon // az + 2 * reach * (az > 1))
+    halo = b * min(cin, cout) * (lon_halo + lat_halo)
     return {
-        # each output tile depends on other ranks' data: at least one value per output element
-        # arrives (inputs or partial sums), fp32
-        "nvlink_bytes_per_rank": out_local * 4 if world_size > 1 else 0,
+        "nvlink_bytes_per_rank": halo * 4,
         # apply the filter at every output longitude and contract channels x kernel, this
         # rank's share (nnz over-counts boundary rows, so halve it to stay a lower bound)
         "flops_per_rank": (nnz / 2 * nlon * b * min(cin, cout) * 2 + 2.0 * b * cout * cin * kernel * nlat * nlon) / world_size,
