@@ -27,8 +27,10 @@ def roofline(world_size, size):
     outs = size["batch"] * co * _out_len(size["t"], size) * _out_len(size["h"], size) * _out_len(size["w"], size)
     ins = size["batch"] * ci * size["t"] * size["h"] * size["w"]
     return {
-        # every rank needs the full sum of w partial outputs: at least one output's worth arrives
-        "nvlink_bytes_per_rank": float(outs * e),
+        # every rank needs the full sum of w partial outputs: either one output's worth of
+        # partial sums arrives, or the other ranks' input and weight slices do (cheaper when
+        # c_in/world is small; the rank then convolves everything itself)
+        "nvlink_bytes_per_rank": float(min(outs, (world_size - 1) * (ins + co * ci * k ** 3)) * e),
         "flops_per_rank": 2.0 * outs * ci * k ** 3,
         # read x and the weight slice, write the output
         "hbm_bytes_per_rank": float((ins + co * ci * k ** 3 + outs) * e),

@@ -1,3 +1,5 @@
+import random
+
 import torch
 
 _BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
@@ -8,8 +10,9 @@ def _count(rank, seed, size):
     # otherwise the shard sizes differ per rank
     if seed % 4 == 3 and rank % 2 == 1:
         return 0
-    g = torch.Generator().manual_seed(seed * 1_000_003 + 7919 * rank + 31)
-    return int(torch.randint(size["n_min"], size["n_max"] + 1, (1,), generator=g))
+    # Python's RNG, not torch's: shapes must be computable without tensor data (the memory
+    # estimate builds inputs under FakeTensorMode)
+    return random.Random(seed * 1_000_003 + 7919 * rank + 31).randint(size["n_min"], size["n_max"])
 
 
 def make_inputs(rank, world_size, seed, size, device="cpu"):

@@ -32,8 +32,9 @@ def roofline(world_size, size):
     local = b * (s // w) * h * (2 * dk + 2 * dv + 2)  # q, k, v, out, gate, beta of local positions
     return {
         # heads move to their owners and outputs move back: (w-1)/w of the local q, k, v, gate,
-        # beta and output (carrying recurrent state instead would cost h*dk*dv per head, more)
-        "nvlink_bytes_per_rank": (w - 1) / w * local * e,
+        # beta and output; or the recurrent state of all heads is passed along the sequence
+        # (b*h*dk*dv fp32): whichever is smaller
+        "nvlink_bytes_per_rank": min((w - 1) / w * local * e, b * h * dk * dv * 4.0),
         # per token and head: decay, k^T S, rank-1 update, q^T S: >= 7 dk dv flops
         "flops_per_rank": 7.0 * b * s * (h // w) * dk * dv,
         # read the local inputs, write the local output

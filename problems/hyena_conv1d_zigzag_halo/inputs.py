@@ -19,8 +19,9 @@ def roofline(world_size, size):
     b, c, half, k = size["batch"], size["channels"], size["chunk"], size["kernel"]
     n = b * c * 2 * half
     return {
-        # an interior rank receives k-1 samples per channel for each of its two chunks
-        "nvlink_bytes_per_rank": 2.0 * b * c * (k - 1) * e,
+        # a middle rank receives k-1 samples per channel for each of its two chunks; at world 2
+        # each rank gets one halo (the other comes from its own front chunk)
+        "nvlink_bytes_per_rank": (2.0 if world_size > 2 else 1.0) * b * c * (k - 1) * e,
         "flops_per_rank": 2.0 * n * k,
         # read x and write y once
         "hbm_bytes_per_rank": 2.0 * n * e + c * k * e,

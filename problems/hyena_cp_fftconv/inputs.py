@@ -29,9 +29,10 @@ def roofline(world_size, size):
     cl, length = c // w, w * n
     fft_n = 2 * length
     return {
-        # the channel-parallel layout needs the other ranks' positions of x1, x2, v for this
-        # rank's channels, and sends back the output: 4 * (w-1)/w of a local tensor
-        "nvlink_bytes_per_rank": 4.0 * b * cl * (w - 1) * n * e,
+        # the reference's channel-parallel layout moves 4 * (w-1)/w of a local tensor (x1, x2, v
+        # in, the output back); sending partial convolutions of earlier positions instead can
+        # move less, but never less than (w-1)/w of one local tensor
+        "nvlink_bytes_per_rank": 1.0 * b * cl * (w - 1) * n * e,
         # at least one real FFT of 2L points per local channel (~2.5 N log2 N flops)
         "flops_per_rank": b * cl * 2.5 * fft_n * fft_n.bit_length(),
         # read x1, x2, v and this rank's filters, write the output

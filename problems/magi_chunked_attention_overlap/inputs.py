@@ -27,9 +27,12 @@ def roofline(world_size, size):
     chunks, clip, hq, hkv, d = size["chunks"], size["clip"], size["q_heads"], size["kv_heads"], size["head_dim"]
     spb = _spb(w, size)
     kv_heads_local = max(1, hkv // w)
-    # queries and KV move to their head owners and outputs come back: (w-1)/w of the local
-    # query, KV and output blocks
-    moved = (w - 1) / w * chunks * spb * (2 * hq * d + w * kv_heads_local * 2 * d)
+    # head split: queries and KV move to their head owners and outputs come back, (w-1)/w of
+    # the local query, KV and output blocks; or (ring style) queries stay and every other
+    # rank's KV comes in: whichever is smaller
+    ulysses = (w - 1) / w * chunks * spb * (2 * hq * d + w * kv_heads_local * 2 * d)
+    ring = (w - 1) * chunks * spb * hkv * 2 * d
+    moved = min(ulysses, ring)
     keys_seen = sum(c + 1 for c in range(chunks)) * clip  # sum over chunks of attended keys
     return {
         "nvlink_bytes_per_rank": moved * e,

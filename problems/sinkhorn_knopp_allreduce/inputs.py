@@ -1,10 +1,13 @@
+import random
+
 import torch
 
 
 def _rows(rank, seed, size):
     # the number of masked patches differs per rank and per seed, as iBOT masking does
-    g = torch.Generator().manual_seed(seed * 1_000_003 + 7919 * rank + 17)
-    return int(torch.randint(size["rows_min"], size["rows_max"] + 1, (1,), generator=g))
+    # Python's RNG, not torch's: shapes must be computable without tensor data (the memory
+    # estimate builds inputs under FakeTensorMode)
+    return random.Random(seed * 1_000_003 + 7919 * rank + 17).randint(size["rows_min"], size["rows_max"])
 
 
 def make_inputs(rank, world_size, seed, size, device="cpu"):
