@@ -7,6 +7,7 @@ from pkb_ray.problems.loader import (
     load_problem,
     load_problems,
 )
+from pkb_ray.problems.memory import MemoryEstimate, ProblemTooLarge, estimate_inputs, require_fits
 from pkb_ray.problems.spec import (
     CATEGORIES,
     SIZE_NAMES,
@@ -18,14 +19,18 @@ from pkb_ray.problems.spec import (
 
 __all__ = [
     "CATEGORIES",
+    "MemoryEstimate",
     "SIZE_NAMES",
     "Problem",
     "ProblemError",
     "ProblemLoadError",
     "ProblemSet",
     "ProblemSpec",
+    "ProblemTooLarge",
     "RooflineCounts",
     "builtin_dir",
+    "estimate_inputs",
     "load_problem",
     "load_problems",
+    "require_fits",
 ]

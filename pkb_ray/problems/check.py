@@ -1,23 +1,15 @@
-"""`pkb problems check`: run every reference on CPU with gloo at the small size, in real processes.
-
-World-size rank processes start ONCE and loop over all problems (a process start with torch
-import and gloo init costs ~2-3 s; 33 problems x that would dominate). A rank that fails
-a problem stops (its collectives may now be out of step with its peers'); the others may hang
-in a collective it skipped. The parent notices (all ranks reported, or one reported an error
-and the rest stay silent for `grace_s`, or a problem overruns its time), kills the group,
-marks that problem failed and starts a fresh group for the problems after it.
+"""`pkb problems check`: run every reference on CPU with gloo at the small size, in real
+processes (ranks.py: one group of rank processes for all problems), hold its inputs and
+outputs to the problem contract (check_one), and compare every rank's output with the
+problem's truth.py (truth.py) where it has one.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
-import queue as queue_mod
-import socket
-import time
-import traceback
 from dataclasses import dataclass
-from datetime import timedelta
+
+from pkb_ray.problems.ranks import ProblemRun, run_in_ranks
+from pkb_ray.problems.truth import TruthError, first_mismatch, load_truth, pack, truth_path
 
 SEED_A = 1234
 SEED_B = 4321
@@ -33,6 +25,11 @@ class CheckResult:
     """ok | FAIL | skip."""
     message: str = ""
     seconds: float = 0.0
+    warnings: tuple[str, ...] = ()
+    """What an upstream problem does that a native one may not (degenerate inputs, ...)."""
+    truth: str = ""
+    """`matched`: every rank's output matched the problem's truth.py; `missing`: a native
+    problem without truth.py; empty: upstream, or the check did not get that far."""
 
     @property
     def ok(self) -> bool:
@@ -54,193 +51,142 @@ def check_problems(world_size: int, source: str = "builtin", ids: list[str] | No
             runnable.append(pid)
         else:
             results[pid] = CheckResult(pid, "skip", f"world size {world_size} not in {list(p.spec.world_sizes)}")
-    remaining = runnable
-    while remaining:
-        done = _run_group(world_size, source, remaining, problem_timeout_s, grace_s)
-        results.update(done)
-        remaining = [pid for pid in remaining if pid not in results]
+    for pid, run in run_in_ranks(world_size, source, runnable, check_one, problem_timeout_s, grace_s).items():
+        results[pid] = _verdict(loaded.problems[pid], run, world_size)
     order = [e.problem for e in loaded.errors] + list(loaded.problems)
     return [results[pid] for pid in order]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _run_group(world_size: int, source: str, ids: list[str], problem_timeout_s: float,
-               grace_s: float) -> dict[str, CheckResult]:
-    """Run one group of rank processes over `ids`; returns the verdicts it reached (a prefix)."""
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    port = _free_port()
-    procs = [ctx.Process(target=_rank_main, args=(r, world_size, port, source, ids, q), daemon=True)
-             for r in range(world_size)]
-    for p in procs:
-        p.start()
-    verdicts: dict[str, CheckResult] = {}
-    reports: dict[str, dict[int, tuple[str, str, float, int]]] = {}
-    idx = 0  # the problem the group is working on
-    # start-up (spawn + torch import + gloo init) gets its own allowance on a loaded 2-core box
-    deadline = time.monotonic() + problem_timeout_s + 60
-    first_error_at: float | None = None
+def _verdict(problem, run: ProblemRun, world_size: int) -> CheckResult:
+    if not run.ok:
+        return CheckResult(run.problem, "FAIL", run.failure, run.seconds)
+    # the same warning from every rank is said once, with the lowest rank that said it
+    warnings: dict[str, int] = {}
+    for r in sorted(run.reports):
+        for w in run.reports[r].payload["warnings"]:
+            warnings.setdefault(w, r)
+    said = tuple(f"rank {r}: {w}" for w, r in warnings.items())
+    payloads = [run.reports[r].payload for r in range(world_size)]
+    if not problem.is_upstream:
+        if not any(p.get("tensors", 1) for p in payloads):
+            return CheckResult(run.problem, "FAIL", "no rank's inputs hold a tensor", run.seconds, said)
+        if all(p.get("same_for_two_seeds", False) for p in payloads):
+            return CheckResult(run.problem, "FAIL", f"degenerate inputs: seeds {SEED_A} and {SEED_B} gave "
+                               f"identical inputs on every rank", run.seconds, said)
+    blobs = [run.reports[r].payload["io"] for r in range(world_size)]
+    if all(b is None for b in blobs):
+        return CheckResult(run.problem, "ok", "", run.seconds, said,
+                           truth="" if problem.is_upstream else "missing")
     try:
-        while idx < len(ids):
-            pid = ids[idx]
-            try:
-                msg = q.get(timeout=1.0)
-            except queue_mod.Empty:
-                msg = None
-            now = time.monotonic()
-            if msg is not None:
-                kind = msg[0]
-                if kind == "result":
-                    _, mpid, rank, status, text, secs = msg
-                    # arrival order: the first failure is the cause, later ones are often
-                    # peers seeing "connection closed" after the failing rank stopped
-                    reports.setdefault(mpid, {})[rank] = (status, text, secs, len(reports.get(mpid, {})))
-                    if status == "FAIL" and first_error_at is None:
-                        first_error_at = now
-                elif kind == "fatal":
-                    # the group never started (gloo init, loading): a new group would fail the
-                    # same way, so every problem left gets this verdict
-                    _, rank, text = msg
-                    for left in ids[idx:]:
-                        verdicts[left] = CheckResult(left, "FAIL", f"rank {rank}: {text}")
-                    return verdicts
-            got = reports.get(pid, {})
-            if len(got) == world_size:
-                verdicts[pid] = _combine(pid, got)
-                if not verdicts[pid].ok:
-                    return verdicts  # ranks that failed have left the loop: start a fresh group
-                idx += 1
-                deadline = now + problem_timeout_s
-                first_error_at = None
-                continue
-            # a rank gone without reporting this problem (crash, os._exit, sys.exit in a reference)
-            dead = [r for r, p in enumerate(procs) if p.exitcode is not None and r not in got]
-            if dead and msg is None:
-                verdicts[pid] = _partial(pid, got, f"rank {dead[0]} exited with code {procs[dead[0]].exitcode}")
-                return verdicts
-            if first_error_at is not None and now - first_error_at > grace_s:
-                verdicts[pid] = _partial(pid, got, "other ranks hung after the failure")
-                return verdicts
-            if now > deadline:
-                verdicts[pid] = _partial(pid, got, f"timed out after {problem_timeout_s:.0f} s")
-                return verdicts
-        return verdicts
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-        for p in procs:
-            p.join(timeout=10)
-        q.close()
-
-
-def _first_failure(got: dict[int, tuple[str, str, float, int]]) -> str | None:
-    fails = sorted((seq, r, t) for r, (st, t, _, seq) in got.items() if st == "FAIL")
-    if not fails:
-        return None
-    _, r, t = fails[0]
-    return f"rank {r}: {t if len(t) <= 400 else t[:400] + '...'}"
-
-
-def _combine(pid: str, got: dict[int, tuple[str, str, float, int]]) -> CheckResult:
-    secs = max(v[2] for v in got.values())
-    first = _first_failure(got)
-    if first:
-        return CheckResult(pid, "FAIL", first, secs)
-    return CheckResult(pid, "ok", "", secs)
-
-
-def _partial(pid: str, got: dict[int, tuple[str, str, float, int]], why: str) -> CheckResult:
-    first = _first_failure(got)
-    return CheckResult(pid, "FAIL", (f"{first}; " if first else "") + why)
-
-
-def _rank_main(rank: int, world_size: int, port: int, source: str, ids: list[str], q) -> None:
-    try:
-        import warnings
-
-        import torch
-        import torch.distributed as dist
-
-        # 2 cores shared by up to 8 ranks: more threads only oversubscribe.
-        torch.set_num_threads(1)
-        # torch 2.13 deprecates all_gather_into_tensor/reduce_scatter_tensor; the GPU nodes'
-        # torch 2.11 lacks the replacements, so references keep them.
-        warnings.filterwarnings("ignore", category=FutureWarning)
-        os.environ["MASTER_ADDR"] = "127.0.0.1"
-        os.environ["MASTER_PORT"] = str(port)
-        dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timedelta(seconds=60))
-        from pkb_ray.problems.loader import load_problems
-
-        problems = load_problems(source, ids).problems
-    except Exception as exc:  # noqa: BLE001 - reported to the parent as data
-        q.put(("fatal", rank, f"start-up failed: {type(exc).__name__}: {exc}"))
-        return
-    for pid in ids:
-        t0 = time.perf_counter()
-        try:
-            problem = problems[pid]
-            check_one(problem, rank, world_size)
-            q.put(("result", pid, rank, "ok", "", time.perf_counter() - t0))
-        except Exception as exc:  # noqa: BLE001
-            tb = traceback.extract_tb(exc.__traceback__)
-            where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
-            q.put(("result", pid, rank, "FAIL", f"{type(exc).__name__}: {exc}{where}",
-                   time.perf_counter() - t0))
-            # A failure may leave this rank's collectives out of step with its peers' (it
-            # skipped one they are blocked in); going on could pair the next problem's
-            # collectives with this one's. Stop: the parent starts a fresh group.
-            return
-    dist.destroy_process_group()
+        truth = load_truth(problem)
+        mismatch = first_mismatch(truth, blobs, world_size)
+    except TruthError as exc:
+        mismatch = str(exc)
+    if mismatch:
+        return CheckResult(run.problem, "FAIL", mismatch, run.seconds, said)
+    return CheckResult(run.problem, "ok", "", run.seconds, said, truth="matched")
 
 
 class CheckFailure(AssertionError):
     pass
 
 
-def check_one(problem, rank: int, world_size: int) -> None:
-    """The per-rank checks of one problem; raises CheckFailure with the reason."""
+def check_one(problem, rank: int, world_size: int) -> dict:
+    """The per-rank checks of one problem; raises CheckFailure with the reason. Returns
+    {"warnings": [...], "io": this rank's packed inputs and output when the problem has a
+    truth.py (the parent compares all ranks' outputs with it), else None}.
+
+    Native problems are held to the contract (docs: PROBLEMS_V2.md): native argument types,
+    random non-constant inputs that change with the seed, the declared dtype, inputs left
+    unmodified. Upstream problems are taken as they are: what a native problem would fail
+    on becomes a warning, and degenerate inputs (constant fills, every seed alike) are named
+    so the results can carry the `degenerate` flag."""
     import torch
 
+    from pkb_ray.problems import args as tree
+    from pkb_ray.problems.memory import host_bytes_per_rank, require_fits
+
+    upstream = problem.is_upstream
+    warnings: list[str] = []
+
+    def lapse(msg: str) -> None:
+        if not upstream:
+            raise CheckFailure(msg)
+        warnings.append(msg)
+
+    if upstream:
+        # upstream 68 allocates ~26 GiB per rank at every size; native small sizes are small
+        # by contract, and the estimate's first use costs ~3 s per rank process
+        require_fits(problem, rank, world_size, SIZE, host_bytes_per_rank(world_size), "host (per rank)")
     a = problem.make_inputs(rank, world_size, SEED_A, SIZE)
     b = problem.make_inputs(rank, world_size, SEED_A, SIZE)
     c = problem.make_inputs(rank, world_size, SEED_B, SIZE)
     if not a:
-        raise CheckFailure("make_inputs returned no tensors")
-    for i, t in enumerate(a):
-        if not isinstance(t, torch.Tensor):
-            raise CheckFailure(f"input {i} is a {type(t).__name__}, not a tensor")
-    if not all(torch.equal(x, y) for x, y in zip(a, b)) or len(a) != len(b):
-        raise CheckFailure(f"seed {SEED_A} gave different inputs on two calls")
-    if all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(a, c)):
-        raise CheckFailure(f"seeds {SEED_A} and {SEED_B} gave identical inputs")
-    for i, t in enumerate(a):
-        if t.numel() > 1 and t.dtype != torch.bool and bool((t == t.flatten()[0]).all()):
-            raise CheckFailure(f"input {i} is constant ({t.flatten()[0].item()!r})")
+        raise CheckFailure("make_inputs returned no arguments")
+    if not upstream:
+        bad = tree.native_type_errors(a, "input ")
+        if bad:
+            raise CheckFailure("; ".join(bad[:3]))
+    diff = tree.first_difference(a, b, "input ")
+    if diff:
+        raise CheckFailure(f"seed {SEED_A} gave different inputs on two calls ({diff})")
+    all_tensors = list(tree.tensors(a))
+    if not all_tensors and upstream:
+        warnings.append("no tensor among the inputs")
+    constant = [(p, t) for p, t in all_tensors if tree.is_constant(t)]
+    if constant:
+        p, t = constant[0]
+        lapse(f"input{p} is constant ({t.reshape(-1)[0].item()!r})"
+              + (f" and {len(constant) - 1} more" if len(constant) > 1 else ""))
+    degenerate = tree.degeneracy(a, c)
+    if degenerate and upstream:
+        warnings.append(f"degenerate inputs (seeds {SEED_A} and {SEED_B}): " + "; ".join(degenerate))
+        if not problem.degenerate:
+            warnings.append("the loader did not mark it degenerate (its inputs need a process group)")
+    if not upstream:
+        _check_input_dtype(problem, all_tensors)
+
+    out1 = problem.solution(*tree.clone(a))
+    out2 = problem.solution(*a)
+    diff = tree.first_difference(a, b, "input ")
+    if diff:
+        lapse(f"the reference modified its inputs ({diff})")
+    if not upstream:
+        bad = tree.native_type_errors(out1, "output ")
+        if bad:
+            raise CheckFailure("; ".join(bad[:3]))
+    _check_outputs(problem, out1, strict=not upstream)
+    diff = tree.first_difference(out1, out2, "output ")
+    if diff:
+        raise CheckFailure(f"the reference is not deterministic: two calls on the same inputs differ ({diff})")
+    return {"warnings": warnings, "io": pack(a, out1) if truth_path(problem) else None,
+            # judged over all ranks (_verdict): a rank with no data of its own (a scatter's
+            # receivers hold None) may see the same inputs for two seeds; every rank may not
+            "tensors": len(all_tensors), "same_for_two_seeds": tree.first_difference(a, c) is None}
+
+
+def _check_input_dtype(problem, all_tensors) -> None:
+    import torch
+
     want = getattr(torch, problem.spec.sizes[SIZE]["dtype"])
-    floats = [t for t in a if t.is_floating_point()]
-    if floats and floats[0].dtype != want:
-        raise CheckFailure(f"first floating input is {floats[0].dtype}, metadata says {want}")
-    out1 = _as_tuple(problem.solution(*[t.clone() for t in a]))
-    out2 = _as_tuple(problem.solution(*a))
-    if not all(torch.equal(x, y) for x, y in zip(a, b)):
-        raise CheckFailure("the reference modified its inputs")
-    for i, t in enumerate(out1):
-        if not isinstance(t, torch.Tensor):
-            raise CheckFailure(f"output {i} is a {type(t).__name__}, not a tensor")
-        if (t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t).all()):
-            raise CheckFailure(f"output {i} has non-finite values")
-        if t.is_floating_point() and t.dtype not in (want, torch.float32):
-            raise CheckFailure(f"output {i} is {t.dtype}; expected {want} (or float32 statistics)")
-    if len(out1) != len(out2) or not all(x.shape == y.shape and torch.equal(x, y)
-                                         for x, y in zip(out1, out2)):
-        raise CheckFailure("the reference is not deterministic: two calls on the same inputs differ")
+    # fp8 payloads (quantised data) do not say what the problem computes in
+    floats = [(p, t) for p, t in all_tensors if t.is_floating_point() and t.element_size() > 1]
+    if floats and floats[0][1].dtype != want:
+        raise CheckFailure(f"first floating input (input{floats[0][0]}) is {floats[0][1].dtype}, "
+                           f"metadata says {want}")
 
 
-def _as_tuple(out):
-    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+def _check_outputs(problem, out, strict: bool) -> None:
+    import torch
+
+    from pkb_ray.problems import args as tree
+
+    want = getattr(torch, problem.spec.sizes[SIZE]["dtype"])
+    fp8 = {getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n)}
+    for p, t in tree.tensors(out if isinstance(out, (tuple, list, dict)) else (out,)):
+        if t.layout == torch.strided and (t.is_floating_point() or t.is_complex()) \
+                and not bool(torch.isfinite(t.float() if t.dtype in fp8 else t).all()):
+            raise CheckFailure(f"output {p} has non-finite values")
+        # fp8 outputs are what quantisation problems return, whatever the input dtype
+        if strict and t.is_floating_point() and t.dtype not in (want, torch.float32, *fp8):
+            raise CheckFailure(f"output {p} is {t.dtype}; expected {want} (or float32 statistics)")

@@ -1,4 +1,5 @@
-"""`pkb problems list [--json]` and `pkb problems check --world-size N [--ids ...]`."""
+"""`pkb problems list [--json]`, `pkb problems check --world-size N [--ids a,b ...]` and
+`pkb problems coverage`."""
 
 from __future__ import annotations
 
@@ -22,9 +23,15 @@ def register(subparsers) -> None:
 
     ck = sub.add_parser("check", help="run references on CPU/gloo at the small size")
     ck.add_argument("--world-size", type=int, required=True)
-    ck.add_argument("--ids", nargs="*", default=None, help="problem ids (default: all)")
+    ck.add_argument("--ids", nargs="*", default=None, metavar="ID[,ID...]",
+                    help="problem ids, separated by spaces or commas (default: all)")
     ck.add_argument("--source", default="builtin", help="builtin | DIR | pkb:/path/to/checkout")
     ck.set_defaults(handler=_check)
+
+    cov = sub.add_parser("coverage", help="which native problems cover each upstream PKB id (1-87)")
+    cov.add_argument("--source", default="builtin", help="builtin | DIR")
+    cov.add_argument("--json", action="store_true", help="print the mapping as JSON")
+    cov.set_defaults(handler=_coverage)
 
 
 def problem_summary(problem) -> dict:
@@ -35,10 +42,12 @@ def problem_summary(problem) -> dict:
     return {
         "id": s.id, "title": s.title, "category": s.category, "origin": s.origin,
         "parallelism": s.parallelism, "world_sizes": list(s.world_sizes), "dtype": s.dtype,
-        "atol": s.atol, "rtol": s.rtol, "sizes": s.sizes,
+        "atol": s.atol, "rtol": s.rtol, "tolerance_reason": s.tolerance_reason, "sizes": s.sizes,
+        "upstream": list(s.upstream), "upstream_partial": list(s.upstream_partial),
         "roofline": dataclasses.asdict(counts) if counts else None,
         "roofline_world_size": ws, "roofline_size": "bench",
         "version": s.version, "source": s.source, "has_expert": problem.expert_source is not None,
+        "degenerate": list(problem.degenerate),
     }
 
 
@@ -58,15 +67,47 @@ def _list(args: argparse.Namespace) -> int:
     return 1 if loaded.errors else 0
 
 
+def split_ids(raw: list[str] | None) -> list[str] | None:
+    """`--ids a b,c` -> [a, b, c]; None (all problems) when none are given."""
+    ids = [i for chunk in raw or [] for i in chunk.split(",") if i.strip()]
+    return [i.strip() for i in ids] or None
+
+
 def _check(args: argparse.Namespace) -> int:
     from pkb_ray.problems.check import check_problems
 
     t0 = time.perf_counter()
-    results = check_problems(args.world_size, source=args.source, ids=args.ids or None)
+    results = check_problems(args.world_size, source=args.source, ids=split_ids(args.ids))
     for r in results:
         tail = f"  {r.message}" if r.message else ""
+        if r.truth == "missing":
+            tail += "  (no truth.py: outputs not checked against the un-sharded math)"
         print(f"{r.status:4s} {r.problem:28s} {r.seconds:6.2f}s{tail}", flush=True)
+        for w in r.warnings:
+            print(f"     warning: {w}", flush=True)
     fails = sum(not r.ok for r in results)
+    warned = sum(bool(r.warnings) for r in results)
     print(f"{len(results) - fails}/{len(results)} ok at world size {args.world_size} "
-          f"in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+          f"({warned} with warnings) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 1 if fails else 0
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    """Exit 0 when every upstream id is covered and every category has enough problems."""
+    from pkb_ray.problems.coverage import UPSTREAM_COUNT, coverage, render
+    from pkb_ray.problems.loader import load_problems
+
+    loaded = load_problems(args.source)
+    for err in loaded.errors:
+        print(f"error: {err}", file=sys.stderr)
+    cov = coverage(loaded.problems)
+    if args.json:
+        print(json.dumps({
+            "covered_by": {str(i): cov.covered_by.get(i, []) for i in range(1, UPSTREAM_COUNT + 1)},
+            "partial": {str(i): v for i, v in sorted(cov.partial.items())},
+            "missing": cov.missing, "per_category": cov.per_category,
+            "short_categories": cov.short_categories, "total": cov.total,
+        }, indent=1))
+    else:
+        print(render(cov))
+    return 1 if cov.missing or cov.short_categories or loaded.errors else 0

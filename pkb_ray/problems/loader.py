@@ -6,12 +6,7 @@ field, and the others still load (a sweep over 32 problems must not die on one t
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import importlib.util
 import math
-import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,7 +14,15 @@ from typing import Any
 import yaml
 
 import pkb_ray
+from pkb_ray.problems.common import (
+    ProblemLoadError,
+    ProblemSet,
+    files_version,
+    import_file,
+    unknown_id_error,
+)
 from pkb_ray.problems.includes import IncludeError, read_candidate_file
+from pkb_ray.problems.pkb_import import load_pkb_problems
 from pkb_ray.problems.spec import CATEGORIES, SIZE_NAMES, Problem, ProblemError, ProblemSpec
 
 PROBLEM_FILES = ("problem.yaml", "reference.py", "inputs.py")
@@ -44,33 +47,18 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "description": str,
 }
 # Optional fields: name -> type. `upstream` lists the upstream PKB problem ids (1-87) that
-# compute the same thing; `tolerance_reason` says where atol/rtol come from (dtype, the
+# compute the same thing; `upstream_partial` those it resembles without computing the same
+# thing (`pkb problems coverage` shows them, but they do not count as covered); `tolerance_reason` says where atol/rtol come from (dtype, the
 # reduction order), so a reader can judge them.
 _OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "upstream": list,
+    "upstream_partial": list,
     "tolerance_reason": str,
 }
 UPSTREAM_IDS = range(1, 88)
 
-
-class ProblemLoadError(Exception):
-    """Raised by load_problem; `.error` is the structured ProblemError."""
-
-    def __init__(self, error: ProblemError):
-        super().__init__(str(error))
-        self.error = error
-
-
-@dataclass
-class ProblemSet:
-    """What load_problems returns: the problems that loaded and the errors of those that did not."""
-
-    problems: dict[str, Problem] = field(default_factory=dict)
-    """id -> Problem, in a stable order (directory name order for builtin/directory sources)."""
-    errors: list[ProblemError] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.problems)
+__all__ = ["ProblemLoadError", "ProblemSet", "builtin_dir", "load_problem", "load_problem_dir",
+           "load_problems", "validate_meta"]
 
 
 def builtin_dir() -> Path:
@@ -81,8 +69,6 @@ def builtin_dir() -> Path:
 def load_problems(source: str = "builtin", ids: list[str] | tuple[str, ...] | None = None) -> ProblemSet:
     """Load every problem of `source` (or only `ids`); never raises for one bad problem."""
     if source.startswith(PKB_PREFIX):
-        from pkb_ray.problems.pkb_import import load_pkb_problems
-
         return load_pkb_problems(source[len(PKB_PREFIX):], ids)
     root = builtin_dir() if source == "builtin" else Path(source).expanduser()
     result = ProblemSet()
@@ -117,36 +103,6 @@ def load_problem(source: str, problem_id: str) -> Problem:
         return loaded.problems[problem_id]
     raise ProblemLoadError(loaded.errors[0] if loaded.errors else
                            ProblemError(problem_id, source, None, "not found"))
-
-
-def unknown_id_error(pid: str, known: list[str], where: str) -> ProblemError:
-    close = difflib.get_close_matches(pid, known, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; {len(known)} problems exist there"
-    return ProblemError(pid, where, "id", f"unknown problem id {pid!r}{hint}")
-
-
-def files_version(paths: list[Path]) -> str:
-    """sha256 over (name, bytes) of each file, first 16 hex chars: part of every cache key."""
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(p.name.encode() + b"\0")
-        h.update(p.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
-
-
-def import_file(path: Path, module_name: str) -> ModuleType:
-    """Import one .py file as a fresh module (not cached in sys.modules under a clashing name)."""
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses/pickling inside the module need it
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
-    return module
 
 
 def load_problem_dir(directory: Path, source: str = "builtin") -> Problem:
@@ -225,10 +181,15 @@ def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
     for key, typ in _OPTIONAL.items():
         if key in meta and not isinstance(meta[key], typ):
             raise fail(key, f"expected {typ.__name__}, got {type(meta[key]).__name__} {meta[key]!r}")
+    for key in ("upstream", "upstream_partial"):
+        bad = [u for u in meta.get(key, [])
+               if not (isinstance(u, int) and not isinstance(u, bool) and u in UPSTREAM_IDS)]
+        if bad:
+            raise fail(key, f"expected upstream PKB problem ids 1-87, got {bad!r}")
     upstream = meta.get("upstream", [])
-    bad = [u for u in upstream if not (isinstance(u, int) and not isinstance(u, bool) and u in UPSTREAM_IDS)]
-    if bad:
-        raise fail("upstream", f"expected upstream PKB problem ids 1-87, got {bad!r}")
+    both = sorted(set(upstream) & set(meta.get("upstream_partial", [])))
+    if both:
+        raise fail("upstream_partial", f"{both} also in `upstream`: a problem covers an id or resembles it, not both")
     if meta["id"] != pid:
         raise fail("id", f"id {meta['id']!r} must equal the directory name {pid!r}")
     if meta["category"] not in CATEGORIES:
@@ -259,5 +220,6 @@ def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
         sizes={name: {"dtype": meta["dtype"], **dict(sizes[name])} for name in sizes},
         description=meta["description"].strip(),
         upstream=tuple(upstream),
+        upstream_partial=tuple(meta.get("upstream_partial", [])),
         tolerance_reason=meta.get("tolerance_reason", "").strip(),
     )

@@ -5,10 +5,15 @@ A problem is a directory `problems/<id>/` holding everything about it:
     problem.yaml   metadata (see ProblemSpec's fields), sizes and tolerances
     reference.py   `solution(*inputs)`: PyTorch + torch.distributed, PKB-compatible; this
                    file is what models are shown
-    inputs.py      `make_inputs(rank, world_size, seed, size, device)` -> tuple of tensors
+    inputs.py      `make_inputs(rank, world_size, seed, size, device)` -> tuple of arguments
                    (`size` is the dict under `sizes.<name>` in problem.yaml; the loader
                    adds `dtype` to it: the problem's dtype unless the size sets its own), and
-                   `roofline(world_size, size)` -> dict with the RooflineCounts fields
+                   `roofline(world_size, size)` -> dict with the RooflineCounts fields.
+                   An argument is a Tensor, int, float, bool, str, None, or a list, tuple or
+                   dict (str keys) nesting these (args.NATIVE_LEAF_TYPES); outputs nest the
+                   same way.
+    truth.py       `expected(inputs: list[tuple], world_size) -> list`: every rank's output
+                   computed in one process from all ranks' inputs (tests/problems/test_semantics.py)
     expert.py      optional: a hand-written symmetric-memory candidate (`model=expert`)
 
 Problems imported from an upstream PKB checkout satisfy the same `Problem` interface.
@@ -70,6 +75,8 @@ class ProblemSpec:
     description: str = ""
     upstream: tuple[int, ...] = ()
     """Upstream PKB problem ids (1-87) that compute the same thing."""
+    upstream_partial: tuple[int, ...] = ()
+    """Upstream ids this problem resembles without computing the same thing (not coverage)."""
     tolerance_reason: str = ""
     """Why atol/rtol are what they are (dtype, reduction order)."""
     version: str = ""
@@ -89,11 +96,20 @@ class Problem:
     make_inputs_fn: Callable[..., tuple]
     roofline_fn: Callable[[int, dict[str, Any]], dict[str, float]] | None = None
     expert_source: str | None = None
+    degenerate: tuple[str, ...] = ()
+    """Why this problem's inputs cannot tell a correct candidate from a shortcut (constant
+    fills, every seed alike); empty when they can. Only upstream problems may load with it:
+    results of a degenerate problem carry the `degenerate` flag."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
         return self.spec.id
+
+    @property
+    def is_upstream(self) -> bool:
+        """Imported from an upstream PKB checkout (held to upstream's contract, not ours)."""
+        return self.spec.source.startswith("pkb:")
 
     def make_inputs(
         self, rank: int, world_size: int, seed: int, size: str, device: str = "cpu"

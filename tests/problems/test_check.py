@@ -76,3 +76,76 @@ def test_problem_without_the_world_size_is_skipped(tmp_path):
     (d / "problem.yaml").write_text(yaml.safe_dump(meta))
     [r] = check_problems(4, source=str(tmp_path))
     assert r.status == "skip" and r.ok
+
+
+# A native problem with the argument and output shapes real code has: a list of tensors, a
+# dict, scalars, None; a nested output; and a truth.py holding the un-sharded math.
+NESTED_INPUTS = '''
+import torch
+
+
+def make_inputs(rank, world_size, seed, size, device="cpu"):
+    g = torch.Generator(device=device).manual_seed(seed * 1_000_003 + rank)
+    grads = [torch.randn(n, generator=g, device=device) for n in size["numels"]]
+    opts = {"scale": 0.5, "names": ["a", "b"], "bias": torch.randn(3, generator=g, device=device)}
+    return grads, opts, size["max_norm"], None, True
+
+
+def roofline(world_size, size):
+    n = sum(size["numels"])
+    return {"nvlink_bytes_per_rank": 8.0, "flops_per_rank": 3.0 * n, "hbm_bytes_per_rank": 12.0 * n}
+'''
+NESTED_REFERENCE = '''
+import torch
+import torch.distributed as dist
+
+
+def solution(grads, opts, max_norm, unused, clip):
+    sq = torch.stack([g.pow(2).sum() for g in grads]).sum().reshape(1)
+    dist.all_reduce(sq)
+    total = sq.sqrt()[0]
+    coef = torch.clamp(max_norm / (total + 1e-6), max=1.0) if clip else torch.tensor(1.0)
+    return {"grads": [g * coef * opts["scale"] for g in grads], "norm": total,
+            "tags": (opts["names"][0], len(grads), None), "bias": opts["bias"] + 1}
+'''
+NESTED_TRUTH = '''
+import torch
+
+
+def expected(inputs, world_size):
+    total = torch.sqrt(sum((g.double() ** 2).sum() for i in inputs for g in i[0]))
+    coef = min(1.0, inputs[0][2] / (float(total) + 1e-6))
+    return [{"grads": [(g.double() * coef * o["scale"]).float() for g in grads], "norm": total.float(),
+             "tags": (o["names"][0], len(grads), None), "bias": o["bias"] + 1}
+            for grads, o, *_ in inputs]
+'''
+
+
+def _nested_problem(root, pid, truth=NESTED_TRUTH):
+    d = copy_problem(root, pid)
+    meta = yaml.safe_load((d / "problem.yaml").read_text())
+    meta["dtype"] = "float32"
+    meta["sizes"] = {"small": {"numels": [5, 7], "max_norm": 1.0}, "bench": {"numels": [1 << 20, 4096], "max_norm": 1.0}}
+    (d / "problem.yaml").write_text(yaml.safe_dump(meta))
+    (d / "inputs.py").write_text(NESTED_INPUTS)
+    (d / "reference.py").write_text(NESTED_REFERENCE)
+    (d / "truth.py").write_text(truth)
+    return d
+
+
+def test_nested_arguments_and_outputs_at_world_sizes_2_and_4(tmp_path):
+    _nested_problem(tmp_path, "a_nested")
+    # the same problem whose truth.py disagrees with the reference (the norm off by 1%)
+    _nested_problem(tmp_path, "b_truth_disagrees", NESTED_TRUTH.replace('"norm": total.float()',
+                                                                        '"norm": total.float() * 1.01'))
+    # a set is not an argument a candidate can be described (or a GPU harness can pass)
+    d = _nested_problem(tmp_path, "c_set_argument")
+    (d / "inputs.py").write_text(NESTED_INPUTS.replace('"names": ["a", "b"]', '"names": {"a", "b"}'))
+    results = {r.problem: r for r in check_problems(2, source=str(tmp_path), grace_s=3.0)}
+    assert results["a_nested"].status == "ok" and results["a_nested"].truth == "matched", results["a_nested"]
+    bad = results["b_truth_disagrees"]
+    assert bad.status == "FAIL" and "truth.py" in bad.message and "['norm']" in bad.message, bad
+    bad = results["c_set_argument"]
+    assert bad.status == "FAIL" and "set" in bad.message and "['names']" in bad.message, bad
+    [four] = check_problems(4, source=str(tmp_path), ids=["a_nested"])
+    assert four.status == "ok" and four.truth == "matched", four

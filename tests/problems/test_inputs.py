@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from pkb_ray.problems import load_problems
+from pkb_ray.problems.args import first_difference, native_type_errors, tensors
 
 PROBLEMS = load_problems().problems
 
@@ -15,15 +16,17 @@ PROBLEMS = load_problems().problems
 @pytest.mark.parametrize("pid", sorted(PROBLEMS))
 def test_seed_determines_inputs(pid):
     p = PROBLEMS[pid]
+    ws = min(p.spec.world_sizes)
     for rank in (0, 1):
-        a = p.make_inputs(rank, 2, 11, "small")
-        b = p.make_inputs(rank, 2, 11, "small")
-        c = p.make_inputs(rank, 2, 12, "small")
-        assert len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
-        assert not all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(a, c))
-    r0, r1 = p.make_inputs(0, 2, 11, "small"), p.make_inputs(1, 2, 11, "small")
+        a = p.make_inputs(rank, ws, 11, "small")
+        b = p.make_inputs(rank, ws, 11, "small")
+        c = p.make_inputs(rank, ws, 12, "small")
+        assert native_type_errors(a) == []
+        assert first_difference(a, b) is None
+        assert first_difference(a, c) is not None
+    r0, r1 = p.make_inputs(0, ws, 11, "small"), p.make_inputs(1, ws, 11, "small")
     # some inputs are replicated on purpose (targets, norm weights), never all of them
-    assert not all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(r0, r1))
+    assert first_difference(r0, r1) is not None
 
 
 @pytest.mark.parametrize("pid", sorted(PROBLEMS))
@@ -36,11 +39,20 @@ def test_roofline_counts_are_finite_and_grow_with_bench(pid):
         assert bench.hbm_bytes_per_rank > small.hbm_bytes_per_rank
 
 
-def test_small_dtype_is_float32_for_gloo():
+def test_small_dtype_is_one_gloo_reduces():
+    # gloo on CPU lacks bf16/fp16 reductions: small sizes run in float32 (or the problem's own
+    # float64 / integer dtype); the first floating input carries that dtype
     for p in PROBLEMS.values():
-        assert p.spec.sizes["small"]["dtype"] == "float32", p.id
-        floats = [t for t in p.make_inputs(0, 2, 1, "small") if t.is_floating_point()]
-        assert floats and floats[0].dtype == torch.float32, p.id
+        small = p.spec.sizes["small"]["dtype"]
+        assert small in ("float32", "float64", "int32", "int64"), p.id
+        if small.startswith("int"):
+            continue
+        ws = min(p.spec.world_sizes)  # any rank's: a scatter's receivers hold no tensor
+        floats = [t for r in range(ws) for _, t in tensors(p.make_inputs(r, ws, 1, "small"))
+                  if (t.is_floating_point() and t.element_size() > 1) or t.is_complex()]  # not fp8 payloads
+        # complex inputs (FFT problems) are complex64 at the small size: float32 parts
+        want = {"float32": (torch.float32, torch.complex64), "float64": (torch.float64, torch.complex128)}[small]
+        assert floats and floats[0].dtype in want, p.id
 
 
 def test_moe_routing_is_uneven_and_int64():

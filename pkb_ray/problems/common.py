@@ -1,0 +1,66 @@
+"""What the loader and the PKB importer share: the result types and file helpers.
+
+Kept apart so that loader.py can import pkb_import.py (and not the other way round).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+from pkb_ray.problems.spec import Problem, ProblemError
+
+
+class ProblemLoadError(Exception):
+    """Raised by load_problem; `.error` is the structured ProblemError."""
+
+    def __init__(self, error: ProblemError):
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class ProblemSet:
+    """What load_problems returns: the problems that loaded and the errors of those that did not."""
+
+    problems: dict[str, Problem] = field(default_factory=dict)
+    """id -> Problem, in a stable order (directory name order for builtin/directory sources)."""
+    errors: list[ProblemError] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+
+def unknown_id_error(pid: str, known: list[str], where: str) -> ProblemError:
+    close = difflib.get_close_matches(pid, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; {len(known)} problems exist there"
+    return ProblemError(pid, where, "id", f"unknown problem id {pid!r}{hint}")
+
+
+def files_version(paths: list[Path]) -> str:
+    """sha256 over (name, bytes) of each file, first 16 hex chars: part of every cache key."""
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.name.encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def import_file(path: Path, module_name: str) -> ModuleType:
+    """Import one .py file as a fresh module (not cached in sys.modules under a clashing name)."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses/pickling inside the module need it
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module

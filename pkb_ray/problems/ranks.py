@@ -1,0 +1,195 @@
+"""Run a per-problem task in real gloo rank processes on CPU, many problems per group.
+
+World-size rank processes start ONCE and loop over the problems (a process start with torch
+import and gloo init costs ~2-3 s; 90 problems x that would dominate). A rank whose task
+fails stops (its collectives may now be out of step with its peers'); the others may hang in
+a collective it skipped. The parent notices (all ranks reported, or one reported an error
+and the rest stay silent for `grace_s`, or a problem overruns its time), kills the group,
+marks that problem failed and starts a fresh group for the problems after it.
+
+Used by `pkb problems check` (task: check.check_one) and by tests/problems/test_semantics.py
+(task: the outputs, compared with each problem's truth.py).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue as queue_mod
+import socket
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable
+
+from pkb_ray.problems.memory import ProblemTooLarge
+
+Task = Callable[[Any, int, int], Any]
+"""task(problem, rank, world_size) -> a picklable payload; runs after the process group exists."""
+
+
+@dataclass(frozen=True)
+class RankReport:
+    """What one rank said about one problem."""
+
+    ok: bool
+    payload: Any
+    """The task's return value (None when it failed)."""
+    error: str
+    seconds: float
+    arrival: int
+    """Order of arrival among the problem's reports: the first failure is the cause; later
+    ones are often peers seeing "connection closed" after the failing rank stopped."""
+
+
+@dataclass
+class ProblemRun:
+    """Every rank's report on one problem, or why the group gave up on it."""
+
+    problem: str
+    reports: dict[int, RankReport] = field(default_factory=dict)
+    failure: str = ""
+    """Empty when every rank reported success."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failure
+
+    @property
+    def seconds(self) -> float:
+        return max((r.seconds for r in self.reports.values()), default=0.0)
+
+
+def run_in_ranks(world_size: int, source: str, ids: list[str], task: Task,
+                 problem_timeout_s: float = 120.0, grace_s: float = 10.0) -> dict[str, ProblemRun]:
+    """`task` on every rank for each problem of `ids` (in order); one ProblemRun per id.
+    `task` must be importable by name (a module-level function): ranks are spawned."""
+    results: dict[str, ProblemRun] = {}
+    remaining = list(ids)
+    while remaining:
+        results.update(_run_group(world_size, source, remaining, task, problem_timeout_s, grace_s))
+        remaining = [pid for pid in remaining if pid not in results]
+    return results
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_group(world_size: int, source: str, ids: list[str], task: Task, problem_timeout_s: float,
+               grace_s: float) -> dict[str, ProblemRun]:
+    """One group of rank processes over `ids`; returns the runs it reached (a prefix)."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    port = _free_port()
+    procs = [ctx.Process(target=_rank_main, args=(r, world_size, port, source, ids, task, q), daemon=True)
+             for r in range(world_size)]
+    for p in procs:
+        p.start()
+    runs: dict[str, ProblemRun] = {}
+    reports: dict[str, dict[int, RankReport]] = {}
+    idx = 0  # the problem the group is working on
+    # start-up (spawn + torch import + gloo init) gets its own allowance on a loaded 2-core box
+    deadline = time.monotonic() + problem_timeout_s + 60
+    first_error_at: float | None = None
+    try:
+        while idx < len(ids):
+            pid = ids[idx]
+            try:
+                msg = q.get(timeout=1.0)
+            except queue_mod.Empty:
+                msg = None
+            now = time.monotonic()
+            if msg is not None:
+                if msg[0] == "result":
+                    _, mpid, rank, ok, payload, error, secs = msg
+                    got = reports.setdefault(mpid, {})
+                    got[rank] = RankReport(ok, payload, error, secs, len(got))
+                    if not ok and first_error_at is None:
+                        first_error_at = now
+                elif msg[0] == "fatal":
+                    # the group never started (gloo init, loading): a new group would fail the
+                    # same way, so every problem left gets this verdict
+                    _, rank, text = msg
+                    for left in ids[idx:]:
+                        runs[left] = ProblemRun(left, {}, f"rank {rank}: {text}")
+                    return runs
+            got = reports.get(pid, {})
+            if len(got) == world_size:
+                runs[pid] = ProblemRun(pid, got, _first_failure(got) or "")
+                if not runs[pid].ok:
+                    return runs  # ranks that failed have left the loop: start a fresh group
+                idx += 1
+                deadline = now + problem_timeout_s
+                first_error_at = None
+                continue
+            # a rank gone without reporting this problem (crash, os._exit, sys.exit in a reference)
+            dead = [r for r, p in enumerate(procs) if p.exitcode is not None and r not in got]
+            why = ""
+            if dead and msg is None:
+                why = f"rank {dead[0]} exited with code {procs[dead[0]].exitcode}"
+            elif first_error_at is not None and now - first_error_at > grace_s:
+                why = "other ranks hung after the failure"
+            elif now > deadline:
+                why = f"timed out after {problem_timeout_s:.0f} s"
+            if why:
+                first = _first_failure(got)
+                runs[pid] = ProblemRun(pid, got, (f"{first}; " if first else "") + why)
+                return runs
+        return runs
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+        for p in procs:
+            p.join(timeout=10)
+        q.close()
+
+
+def _first_failure(got: dict[int, RankReport]) -> str | None:
+    fails = sorted((rep.arrival, r, rep.error) for r, rep in got.items() if not rep.ok)
+    if not fails:
+        return None
+    _, r, t = fails[0]
+    return f"rank {r}: {t if len(t) <= 400 else t[:400] + '...'}"
+
+
+def _rank_main(rank: int, world_size: int, port: int, source: str, ids: list[str], task: Task, q) -> None:
+    try:
+        import warnings
+
+        import torch
+        import torch.distributed as dist
+
+        # 2 cores shared by up to 8 ranks: more threads only oversubscribe.
+        torch.set_num_threads(1)
+        # torch 2.13 deprecates all_gather_into_tensor/reduce_scatter_tensor; the GPU nodes'
+        # torch 2.11 lacks the replacements, so references keep them.
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = str(port)
+        dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timedelta(seconds=60))
+        from pkb_ray.problems.loader import load_problems
+
+        problems = load_problems(source, ids).problems
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+        q.put(("fatal", rank, f"start-up failed: {type(exc).__name__}: {exc}"))
+        return
+    for pid in ids:
+        t0 = time.perf_counter()
+        try:
+            payload = task(problems[pid], rank, world_size)
+            q.put(("result", pid, rank, True, payload, "", time.perf_counter() - t0))
+        except Exception as exc:  # noqa: BLE001
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+            text = str(exc) if isinstance(exc, ProblemTooLarge) else f"{type(exc).__name__}: {exc}{where}"
+            q.put(("result", pid, rank, False, None, text, time.perf_counter() - t0))
+            # A failure may leave this rank's collectives out of step with its peers' (it
+            # skipped one they are blocked in); going on could pair the next problem's
+            # collectives with this one's. Stop: the parent starts a fresh group.
+            return
+    dist.destroy_process_group()

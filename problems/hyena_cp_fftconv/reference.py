@@ -1,0 +1,58 @@
+import torch
+import torch.distributed as dist
+
+
+def _chunk_order(world: int, zigzag: bool) -> list[int]:
+    """Global chunk ids in the order the ranks' local sequences list them (2 chunks per rank)."""
+    if not zigzag:
+        return list(range(2 * world))
+    return [c for r in range(world) for c in (r, 2 * world - 1 - r)]
+
+
+def _seq_to_channels(x: torch.Tensor, world: int, zigzag: bool) -> torch.Tensor:
+    """[B, C, L/w] (this rank's positions, all channels) -> [B, C/w, L] (all positions, natural order)."""
+    b, c, n = x.shape
+    send = x.reshape(b, world, c // world, n).transpose(0, 1).contiguous()
+    recv = torch.empty_like(send)
+    dist.all_to_all_single(recv, send)
+    # recv[i] = rank i's positions for my channels; as chunks in the ranks' listing order
+    chunks = recv.permute(1, 2, 0, 3).reshape(b, c // world, 2 * world, n // 2)
+    inverse = torch.argsort(torch.tensor(_chunk_order(world, zigzag), device=x.device))
+    return chunks.index_select(2, inverse).reshape(b, c // world, world * n)
+
+
+def _channels_to_seq(y: torch.Tensor, world: int, zigzag: bool) -> torch.Tensor:
+    """[B, C/w, L] -> [B, C, L/w] in this rank's position layout."""
+    b, cl, length = y.shape
+    n = length // world
+    order = torch.tensor(_chunk_order(world, zigzag), device=y.device)
+    listed = y.reshape(b, cl, 2 * world, n // 2).index_select(2, order)
+    send = listed.reshape(b, cl, world, n).permute(2, 0, 1, 3).contiguous()
+    recv = torch.empty_like(send)
+    dist.all_to_all_single(recv, send)
+    return recv.transpose(0, 1).reshape(b, world * cl, n)
+
+
+def _causal_fftconv(u: torch.Tensor, h: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """y[t] = sum_{s<=t} h[s] u[t-s] + bias * u[t] in float32, via zero-padded FFTs."""
+    length = u.shape[-1]
+    n = 2 * length
+    spec = torch.fft.rfft(u.float(), n=n) * torch.fft.rfft(h.float(), n=n)
+    y = torch.fft.irfft(spec, n=n)[..., :length]
+    return (y + u.float() * bias.float().unsqueeze(-1)).to(u.dtype)
+
+
+@torch.no_grad()
+def solution(x1: torch.Tensor, x2: torch.Tensor, v: torch.Tensor, h: torch.Tensor,
+             conv_bias: torch.Tensor, num_groups: int, group_dim: int, zigzag: bool) -> torch.Tensor:
+    world, rank = dist.get_world_size(), dist.get_rank()
+    x1f = _seq_to_channels(x1, world, zigzag)
+    x2f = _seq_to_channels(x2, world, zigzag)
+    vf = _seq_to_channels(v, world, zigzag)
+    local_channels = x1f.shape[1]
+    c0 = rank * local_channels
+    groups = torch.arange(c0, c0 + local_channels, device=h.device) // group_dim
+    h_local = h[groups, : x1f.shape[-1]]  # one long filter per channel (shared within a group)
+    z = _causal_fftconv(x2f * vf, h_local, conv_bias[c0:c0 + local_channels])
+    out = _channels_to_seq(x1f * z, world, zigzag)
+    return out.transpose(1, 2).contiguous()

@@ -1,0 +1,24 @@
+import torch
+
+_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def make_inputs(rank, world_size, seed, size, device="cpu"):
+    b, s, h, d = size["batch"], size["seq_local"], size["heads"], size["head_dim"]
+    if h % world_size:
+        raise ValueError(f"heads {h} not divisible by world size {world_size}")
+    g = torch.Generator(device=device).manual_seed(seed * 1_000_003 + rank)
+    qkv = torch.randn(b, s, 3 * h * d, generator=g, device=device).to(getattr(torch, size["dtype"]))
+    return qkv, 1, world_size * s - size["pad"], bool(size["restore_shape"])
+
+
+def roofline(world_size, size):
+    b, s, h, d = size["batch"], size["seq_local"], size["heads"], size["head_dim"]
+    nbytes = 3 * b * s * h * d * _BYTES[size["dtype"]]
+    return {
+        # (w-1)/w of the tensor leaves the rank; slightly less arrives (padding is dropped)
+        "nvlink_bytes_per_rank": (world_size - 1) / world_size * nbytes * (1 - size["pad"] / (world_size * s)),
+        "flops_per_rank": 0.0,
+        # read qkv, write the output
+        "hbm_bytes_per_rank": 2.0 * nbytes * (1 - size["pad"] / (world_size * s)),
+    }
