@@ -36,7 +36,10 @@ for s in "$@"; do
     bench) step bench 240 python3 scripts/bench_eval.py --device cuda --out "$OUT" ;;
     bench_host) step bench_host 150 python3 scripts/bench_eval.py --device cuda --out "$OUT" --transport host \
                   --shapes 1024x1024 8192x8192 --repeats 3 --tag _host ;;
-    self) step self 540 python3 scripts/self_timing.py --device cuda --out "$OUT" --budget-s 480 ;;
+    engine_quick) step engine_quick 200 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider \
+                    -k "prebuild or compile_error or regenerates or reduce_scatter or faults" ;;
+    self) step self 540 python3 scripts/self_timing.py --device cuda --out "$OUT" --budget-s "${SELF_BUDGET_S:-480}" \
+            --trials 2 --max-timing-s 1.5 --ids "${SELF_IDS:-}" --evals "${SELF_EVALS:-2}" --tag "${SELF_TAG:-}" ;;
     self_pkb) step self_pkb 540 python3 scripts/self_timing.py --device cuda --out "$OUT" --tag _pkb \
                 --source "pkb:$PWD/.devtools/pkb_upstream" --trials 1 --max-timing-s 1.5 --budget-s 480 ;;
     *) echo "unknown step $s"; exit 2 ;;

@@ -108,8 +108,9 @@ def main() -> int:
         refs = [e["reference_ms"] for e in r["evals"] if e["reference_ms"]]
         fr = [e["reference_roofline_fraction"] for e in r["evals"] if e["reference_roofline_fraction"]]
         flags = sorted({f for e in r["evals"] for f in e["flags"]} - {"guard_off", "interleaved"})
+        frac = f"{max(fr):.3f}" if fr else "n/a"
         md.append(f"| {r['problem']} | {sp} | {statistics.median(refs):.4g} | "
-                  f"{max(fr):.3f} | {', '.join(flags)} | {'yes' if r['within_3pct'] and r['ci_holds_1'] else 'NO'} |"
+                  f"{frac} | {', '.join(flags)} | {'yes' if r['within_3pct'] and r['ci_holds_1'] else 'NO'} |"
                   if refs else f"| {r['problem']} | {sp} | | | | NO |")
     (out / f"{stem}.md").write_text("\n".join(md) + "\n")
     print(f"{len(good)} of {len(judged)} within 3% with the interval holding 1.0; {out / stem}.md", flush=True)
