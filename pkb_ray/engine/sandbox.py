@@ -158,16 +158,34 @@ def _may_bind(path: Path, denied: list[Path]) -> bool:
     return True
 
 
+def _tool_prefixes() -> list[str]:
+    """Install prefixes of the tools a build calls: every PATH entry's parent (/opt/gcc for
+    /opt/gcc/bin) and where CC, CXX and CUDA_HOME point. On the H200 image the host compiler
+    lives in /opt/gcc: without it nvcc fails with "Failed to preprocess host compiler
+    properties" inside the sandbox."""
+    out = []
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if entry.rstrip("/").endswith("/bin"):
+            out.append(os.path.dirname(entry.rstrip("/")))
+    for var in ("CC", "CXX", "CUDA_HOME", "CUDA_PATH"):
+        v = os.environ.get(var, "")
+        if v.startswith("/"):
+            real = os.path.realpath(v)
+            out.append(os.path.dirname(os.path.dirname(real)) if os.path.isfile(real) else real)
+    return out
+
+
 def import_paths(cache_dirs: list[str]) -> list[str]:
-    """The directories a worker's Python needs, minus anything that could show harness data."""
+    """The directories a worker's Python and a build's tools need, minus anything that could
+    show harness data."""
     denied = _denied(cache_dirs)
     pkg_parent = Path(pkb_ray.__file__).resolve().parent.parent
     paths = []
-    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]:
+    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path, *_tool_prefixes()]:
         if not p:
             continue
         rp = Path(p).resolve()
-        if not rp.is_dir() or rp == pkg_parent or str(rp) in paths:
+        if not rp.is_dir() or rp == pkg_parent or str(rp) in paths or str(rp) == "/":
             continue
         if _may_bind(rp, denied):
             paths.append(str(rp))

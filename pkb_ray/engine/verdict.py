@@ -21,6 +21,9 @@ from pkb_ray.records import EvalResult, FailureClass
 PHYSICS_FLOOR = 0.9
 """A correct time below this fraction of the roofline is implausible (measurement error
 of the roofline's bandwidths is a few percent)."""
+SYSTEMATIC_REL = 0.015
+"""Reference timed against itself on 2 x H200, gated problems: point estimates 0.991-1.015
+with bootstrap intervals narrower than that (benchmarks/results/device_2026-11-23/h200x2)."""
 LAUNCH_BOUND_MS = 0.05
 """A reference under 50 us is mostly launch overhead: such results are flagged."""
 _CUDA_WORDS = ("illegal memory access", "CUDA error", "cudaError", "device-side assert", "misaligned address",
@@ -119,13 +122,18 @@ def _timing(result: EvalResult, t: dict[str, Any], device: str) -> str:
     result.reference_ms = statistics.median(ref)
     result.candidate_ms = statistics.median(cand)
     point, lo, hi = timing_stats.speedup_interval(ref, cand)
+    # The bootstrap covers sampling error only. The same code timed in a judge and in a
+    # worker differs systematically by up to SYSTEMATIC_REL (measured, 2 x H200): the
+    # interval carries that too, so "significantly faster" means faster than the harness
+    # can tell apart from itself.
+    lo, hi = lo * (1 - SYSTEMATIC_REL), hi * (1 + SYSTEMATIC_REL)
     result.speedup = point
     result.speedup_ci_low = lo if lo == lo else None
     result.speedup_ci_high = hi if hi == hi else None
     judged = t.get("judged_ms_total") or 0.0
     result.judge_clock_ratio = (t.get("reported_ms_total", 0.0) / judged) if judged > 0 else None
     flags = set(result.flags) | {"interleaved"}
-    if t.get("samples") and t.get("judge_clock_samples", 0) > t["samples"] / 2:
+    if t.get("timed_by_judge_clock"):
         flags.add("timed_by_judge_clock")
     if device == "cuda":
         if not t.get("cand_gated"):
@@ -143,7 +151,7 @@ def _timing(result: EvalResult, t: dict[str, Any], device: str) -> str:
 
 
 def _evidence(t: dict[str, Any]) -> dict[str, Any]:
-    keep = ("calls_per_sample", "ref_gated", "cand_gated", "stopped", "judge_clock_samples", "samples",
+    keep = ("calls_per_sample", "ref_gated", "cand_gated", "stopped", "timed_by_judge_clock", "samples",
             "reported_ms_total", "judged_ms_total", "overhead_ms", "impossible", "before_open_ms_median")
     ev = {k: t[k] for k in keep if k in t}
     ev["overhead_ms"] = {str(k): v for k, v in (ev.get("overhead_ms") or {}).items()}

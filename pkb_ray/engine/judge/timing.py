@@ -34,7 +34,7 @@ from pkb_ray.engine.judge.link import WorkerFault
 from pkb_ray.records import FailureClass
 
 GAMMA = 0.8
-"""A worker's reported time below this fraction of the judge's clock is not believed."""
+"""Worker reports whose median is below this fraction of the judge's clock are not believed."""
 EPS_MS = 0.05
 """Slack for clock granularity when checking that a report fits in the time that passed."""
 MIN_CHECKED = 5
@@ -57,9 +57,8 @@ class Interleaved:
         self.deadline = self.t0 + session.timeouts.timing_s
         self.ref: list[float] = []
         self.cand: list[float] = []
-        self.reported: list[float] = []
         self.judged: list[float] = []
-        self.judge_used = 0
+        """Per sample, the judge's own figure (its window minus the calibrated floor, per call)."""
         self.sum_reported = 0.0
         self.sum_judged = 0.0
         self.checked = 0
@@ -155,31 +154,36 @@ class Interleaved:
                 "started_late": r["started_late_ms"]}
 
     def combine(self, rows: list[dict], k: int) -> tuple[float, float, bool]:
-        """(reference ms per call, candidate ms per call, whether any gate expired)."""
+        """(reference ms per call, candidate ms per call as the worker reported it, whether
+        any gate expired); the judge's own figure for the sample is kept beside it."""
         ref = max(r["ref"] for r in rows) / k
-        cand = 0.0
         # The gate opens when the last judge opens its slot: every rank's window starts there
         # (perf_counter is one clock for all the node's processes).
         opened = max(r["t_open"] for r in rows)
         self.before_open.append(max(r["t_open"] - r["t_ready"] for r in rows) * 1e3)
+        reported = judged = 0.0
         for rank, r in enumerate(rows):
-            o = r["o"]
             window = max(0.0, (r["t_done"] - opened) * 1e3)
-            judged = max(0.0, window - o) / k
-            reported = r["reported"] / k
             if r["reported"] > r["ready"] + EPS_MS:
                 self.impossible.append(f"rank {rank} reported {r['reported']:.4g} ms for a run the judge "
                                        f"saw take {r['ready']:.4g} ms from inputs to answer (it says it "
                                        f"started {r['started_late']:.4g} ms after the inputs)")
-            t = reported
-            if reported < GAMMA * judged:
-                t = judged
-                self.judge_used += 1
-            cand = max(cand, t)
+            reported = max(reported, r["reported"] / k)
+            judged = max(judged, max(0.0, window - r["o"]) / k)
             self.sum_reported += r["reported"]
-            self.sum_judged += max(0.0, window - o)
+            self.sum_judged += max(0.0, window - r["o"])
+        self.judged.append(judged)
         expired = any(r["expired"] or r["ref_expired"] for r in rows)
-        return ref, cand, expired
+        return ref, reported, expired
+
+    def candidate_times(self) -> tuple[list[float], bool]:
+        """The candidate's times of record: the worker's, unless across the evaluation they
+        fall below GAMMA of what the judge's clock allows (the median ratio, so one noisy
+        sample decides nothing); then the judge's own figures, and the flag says so."""
+        ratios = [r / j for r, j in zip(self.cand, self.judged) if j > 0]
+        if ratios and statistics.median(ratios) < GAMMA:
+            return list(self.judged), True
+        return list(self.cand), False
 
     # ------------------------------------------------------------------ the phase
     def run(self) -> None:
@@ -216,7 +220,6 @@ class Interleaved:
             self.step(lambda sets=sets: self.one(sets, False, -1, None))
         self.impossible.clear()
         self.sum_reported = self.sum_judged = 0.0
-        self.judge_used = 0
         # The main loop: fresh inputs for every call.
         min_n = max(self.cfg.min_calls, MIN_CHECKED)
         span = max(1, min_n // MIN_CHECKED)
@@ -237,7 +240,7 @@ class Interleaved:
                         self.ref_hold = False
                     if any(r["expired"] for r in rows):
                         self.cand_hold = False
-                    self.ref, self.cand, self.judge_used = [], [], 0
+                    self.ref, self.cand, self.judged = [], [], []
                     self.sum_reported = self.sum_judged = 0.0
                     continue
                 self.ref.append(ref)
@@ -259,11 +262,12 @@ class Interleaved:
             batch = max(self.cfg.min_calls, done_n // 2)
         s.report.seconds["timing"] = time.monotonic() - t_phase
         s.report.checked_timed_calls = self.checked
+        cand, by_judge = self.candidate_times()
         if self.ctx.rank == 0:
             s.report.timing = {
-                "ref_ms": self.ref, "cand_ms": self.cand, "calls_per_sample": k,
+                "ref_ms": self.ref, "cand_ms": cand, "calls_per_sample": k,
                 "ref_gated": self.ref_hold, "cand_gated": self.cand_hold, "stopped": stopped,
-                "judge_clock_samples": self.judge_used, "samples": len(self.cand),
+                "timed_by_judge_clock": by_judge, "samples": len(cand),
                 "reported_ms_total": self.sum_reported, "judged_ms_total": self.sum_judged,
                 "overhead_ms": s.overhead_ms, "impossible": self.impossible[:10],
                 "before_open_ms_median": statistics.median(self.before_open) if self.before_open else None,

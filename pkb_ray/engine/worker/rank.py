@@ -89,7 +89,7 @@ class Rank:
             self.run(msg)
 
     def hello(self, msg: m.Hello) -> None:
-        if self.ready_for != (msg.rank, msg.world_size, msg.device, msg.guard):
+        if self.ready_for != (msg.rank, msg.world_size, msg.device.split(":")[0], msg.guard):
             self.setup(msg.rank, msg.world_size, msg.device, msg.guard, msg.store_timeout_s)
         self.send(m.Ready(pid=os.getpid(), detail=f"torch {torch.__version__}"))
 
@@ -118,7 +118,7 @@ class Rank:
             dist.init_process_group("cuda:nccl,cpu:gloo" if self.device != "cpu" else "gloo", store=store,
                                     rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
         self.guarded = guard
-        self.ready_for = (rank, world_size, device, guard)
+        self.ready_for = (rank, world_size, device.split(":")[0], guard)
 
     def load(self, source: str) -> None:
         path = os.path.join(self.workdir, f"candidate_rank{self.rank}.py")
