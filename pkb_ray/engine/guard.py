@@ -14,16 +14,14 @@ new_subgroups except with backend="gloo".
 Allowed: symmetric memory (`_symmetric_memory.empty/rendezvous`, handle.barrier,
 put_signal/wait_signal are C++ and need no collective), everything else in torch.
 
-The harness itself keeps using torch.distributed for its barriers and gathers inside
-`harness_section()`, which is honoured only on the harness thread, so a thread the
-candidate starts cannot borrow it. The originals live in closures, not module attributes.
+The guard runs only in workers, where the harness itself runs no collective: there is no
+exemption for a candidate to borrow. It is the second layer; the first is the worker's
+process group, which cannot communicate (worker/process_group.py), and the NCCL stub.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 
 class ForbiddenAPIError(RuntimeError):
@@ -52,8 +50,6 @@ _OP_NAMESPACES = ("c10d", "_c10d_functional", "_c10d_functional_autograd")
 
 class _State:
     installed = False
-    harness_thread: int | None = None
-    harness_depth = 0
     violations: list[str] = []
 
 
@@ -69,24 +65,6 @@ def is_installed() -> bool:
     return _state.installed
 
 
-@contextlib.contextmanager
-def harness_section() -> Iterator[None]:
-    """Harness code (barriers, gathers) runs collectives inside this, on the harness thread."""
-    if threading.get_ident() != _state.harness_thread:
-        # Not the harness thread: grant nothing (the body still runs, guarded).
-        yield
-        return
-    _state.harness_depth += 1
-    try:
-        yield
-    finally:
-        _state.harness_depth -= 1
-
-
-def _exempt() -> bool:
-    return _state.harness_depth > 0 and threading.get_ident() == _state.harness_thread
-
-
 def _refuse(name: str) -> None:
     _state.violations.append(name)
     raise ForbiddenAPIError(
@@ -97,7 +75,7 @@ def _refuse(name: str) -> None:
 def _wrap(name: str, original: Callable[..., Any],
           allow: Callable[..., bool] | None = None) -> Callable[..., Any]:
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if _exempt() or (allow is not None and allow(*args, **kwargs)):
+        if allow is not None and allow(*args, **kwargs):
             return original(*args, **kwargs)
         _refuse(name)
 
@@ -115,8 +93,6 @@ class _RefusedOp:
         self._packet = packet
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _exempt():
-            return self._packet(*args, **kwargs)
         _refuse(self._name)
 
     def __getattr__(self, attr: str) -> Any:
@@ -138,15 +114,13 @@ def _allow_gloo_group(*args: Any, **kwargs: Any) -> bool:
 
 
 def install() -> None:
-    """Patch the collective entry points (idempotent). Call in a rank process only, after
-    the harness has made its own process groups and before importing the candidate."""
+    """Patch the collective entry points (idempotent). Call in a worker only, after its
+    process group exists and before importing the candidate."""
     if _state.installed:
         return
     import torch
     import torch.distributed as dist
     import torch.distributed.distributed_c10d as c10d
-
-    _state.harness_thread = threading.get_ident()
 
     for mod in (dist, c10d):
         for name in _COLLECTIVES:

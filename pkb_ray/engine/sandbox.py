@@ -158,20 +158,29 @@ def _may_bind(path: Path, denied: list[Path]) -> bool:
     return True
 
 
+# The programs a torch extension build calls. Binding only their prefixes, not every PATH
+# entry's, keeps tool-less PATH entries in home directories (~/.cargo/bin) out of the sandbox.
+_BUILD_TOOLS = ("cc", "c++", "gcc", "g++", "nvcc", "ninja", "ld", "as")
+
+
 def _tool_prefixes() -> list[str]:
-    """Install prefixes of the tools a build calls: every PATH entry's parent (/opt/gcc for
-    /opt/gcc/bin) and where CC, CXX and CUDA_HOME point. On the H200 image the host compiler
-    lives in /opt/gcc: without it nvcc fails with "Failed to preprocess host compiler
-    properties" inside the sandbox."""
+    """Install prefixes of the tools a build calls (/opt/gcc for /opt/gcc/bin/gcc) and where
+    CC, CXX and CUDA_HOME point. On the H200 image the host compiler lives in /opt/gcc:
+    without it nvcc fails with "Failed to preprocess host compiler properties" inside the
+    sandbox."""
     out = []
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        if entry.rstrip("/").endswith("/bin"):
-            out.append(os.path.dirname(entry.rstrip("/")))
-    for var in ("CC", "CXX", "CUDA_HOME", "CUDA_PATH"):
+    found = [shutil.which(t) for t in _BUILD_TOOLS]
+    for var in ("CC", "CXX"):
+        v = os.environ.get(var, "")
+        found.append(shutil.which(v) if v else None)
+    for tool in filter(None, found):
+        real = os.path.realpath(tool)
+        if os.path.basename(os.path.dirname(real)) == "bin":
+            out.append(os.path.dirname(os.path.dirname(real)))
+    for var in ("CUDA_HOME", "CUDA_PATH"):
         v = os.environ.get(var, "")
         if v.startswith("/"):
-            real = os.path.realpath(v)
-            out.append(os.path.dirname(os.path.dirname(real)) if os.path.isfile(real) else real)
+            out.append(os.path.realpath(v))
     return out
 
 

@@ -47,7 +47,7 @@ def _not_correct_and_fast(res) -> None:
     ("calls_all_reduce", {F.FORBIDDEN_API}, None, 0, None),
     ("swallows_forbidden", {F.FORBIDDEN_API}, None, 0, "swallows_exceptions"),
     ("process_group_method", {F.FORBIDDEN_API}, None, 0, None),
-    ("borrows_harness_section", {F.FORBIDDEN_API, F.INCORRECT}, None, 0, None),
+    ("borrows_harness_section", {F.FORBIDDEN_API, F.INCORRECT, F.RUNTIME_ERROR}, None, 0, None),
     ("unwraps_guard", {F.FORBIDDEN_API}, None, 0, None),
     # plain wrong answers
     ("wrong_one_rank", {F.INCORRECT}, 1, 0, None),
