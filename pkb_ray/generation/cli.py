@@ -20,6 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="problem source: builtin, a directory, or pkb:/path (default builtin)")
     prompt.add_argument("--hardware", default=None,
                         help="file with the node's hardware description (default: H200 NVLink)")
+    prompt.add_argument("--world-size", type=int, default=2, help="ranks of the evaluation (default 2)")
+    prompt.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    prompt.add_argument("--size", default=None,
+                        help="the problem size the inputs are made at (default: bench on cuda, small on cpu)")
+    prompt.add_argument("--load-timeout-s", type=float, default=None,
+                        help="eval.timeouts.load_s (default: the config's)")
     prompt.add_argument("--json", action="store_true",
                         help="the messages, version and hash as JSON")
     prompt.set_defaults(handler=_prompt)
@@ -60,14 +66,19 @@ def _models_list(args: argparse.Namespace) -> int:
 
 
 def _prompt(args: argparse.Namespace) -> int:
-    from pkb_ray.generation.prompt import build_prompt
+    from pkb_ray.config.schema import TimeoutConfig
+    from pkb_ray.generation.prompt import EvalContext, build_prompt
     from pkb_ray.problems import load_problem
 
     hardware = None
     if args.hardware:
         with open(args.hardware, encoding="utf-8") as f:
             hardware = f.read()
-    p = build_prompt(load_problem(args.source, args.problem), hardware)
+    size = args.size or ("bench" if args.device == "cuda" else "small")
+    load_s = args.load_timeout_s if args.load_timeout_s is not None else TimeoutConfig().load_s
+    context = EvalContext(world_size=args.world_size, device=args.device, size=size,
+                          load_timeout_s=load_s)
+    p = build_prompt(load_problem(args.source, args.problem), hardware, context)
     if args.json:
         json.dump({"version": p.version, "hash": p.hash, "messages": p.messages},
                   sys.stdout, indent=1)
