@@ -36,6 +36,8 @@ def _fmt_limit(v) -> str:
 
 
 def _models_list(args: argparse.Namespace) -> int:
+    import os
+
     from pkb_ray.generation.models import api_model_names, list_model_names, model_summary
 
     api = set(api_model_names())
@@ -43,6 +45,9 @@ def _models_list(args: argparse.Namespace) -> int:
     for name in list_model_names():
         s = model_summary(name)
         s["in_all"] = name in api
+        # Whether the key variable is set, never its value.
+        var = s.get("api_key_env")
+        s["key_set"] = bool(var and os.environ.get(var)) if var else None
         rows.append(s)
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
@@ -57,11 +62,15 @@ def _models_list(args: argparse.Namespace) -> int:
         mid = s.get("model_id") or "-"
         if s["provider"] == "pseudo":
             mid = "(pseudo-model, no API)"
+        key = s.get("api_key_env")
+        key = f"{key} ({'set' if s['key_set'] else 'NOT SET'})" if key else "-"
         print(f"{s['name']:26} {s['provider']:13} {mid:52} {s['max_concurrency']:>4} "
               f"{_fmt_limit(s.get('rpm')):>6} {_fmt_limit(s.get('tpm')):>10} "
-              f"{price(pin):>7} {price(pout):>7}  {s.get('api_key_env') or '-'}")
+              f"{price(pin):>7} {price(pout):>7}  {key}")
+    ready = sum(1 for s in rows if s["in_all"] and s["key_set"])
     print(f"{len(rows)} configs; models=all = {len(api)} API models "
-          "(not the pseudo-models or the openai_compatible template)")
+          f"(not the pseudo-models or the openai_compatible template), {ready} of them with "
+          "their key set (a model without its key is skipped)")
     return 0
 
 
