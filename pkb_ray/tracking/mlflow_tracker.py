@@ -273,7 +273,10 @@ class MlflowTracker:
         for path in files:
             self.client.log_artifact(self.parent_id, str(path))
         if cells and any(cells.values()):
-            self.client.log_table(self.parent_id, data=cells, artifact_file=CELLS_TABLE)
+            try:
+                self.client.log_table(self.parent_id, data=cells, artifact_file=CELLS_TABLE)
+            except ImportError:  # log_table needs pandas, which a slim GPU image may lack
+                self.client.log_dict(self.parent_id, table_json(cells), CELLS_TABLE)
         if hardware:
             self.client.set_tag(self.parent_id, "hardware_fingerprint", ", ".join(hardware))
 
@@ -283,6 +286,12 @@ class MlflowTracker:
         self._thread.join()
         self.client.set_terminated(self.parent_id, status=status)
         return list(self._errors)
+
+
+def table_json(cells: dict[str, list]) -> dict[str, Any]:
+    """The cells table in the layout `log_table` writes (`columns` + row-major `data`)."""
+    names = list(cells)
+    return {"columns": names, "data": [list(row) for row in zip(*(cells[n] for n in names))]}
 
 
 def runs_view() -> dict[str, Any]:
