@@ -319,6 +319,8 @@ def runs_view() -> dict[str, Any]:
         "modelVersionFilter": "All Runs",
         "selectedColumns": columns,
         "columnOrder": columns,  # as listed, not grouped by params / tags / metrics
+        "columnWidths": {col("params", "model"): 170, col("params", "problem"): 190,
+                         col("tags", "failure_class"): 130, col("params", "hardware_fingerprint"): 230},
         "runListHidden": False,
         "viewMaximized": False,
     }
