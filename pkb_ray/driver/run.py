@@ -173,8 +173,12 @@ def run_sweep(dcfg: DictConfig) -> int:
     from pkb_ray.engine.version import HARNESS_VERSION
 
     settings = sweep_settings(cfg, decision.device, decision.size, HARNESS_VERSION)
-    plan = build_plan(cfg, usable, problem_set.problems, settings,
-                      prompt_context(cfg, decision.device, decision.size))
+    context = prompt_context(cfg, decision.device, decision.size)
+    from pkb_ray.generation.models import is_pseudo
+
+    if any(not is_pseudo(m) for m in usable):  # prompts are built: describe inputs once, here
+        context = context.with_inputs(problem_set.problems)
+    plan = build_plan(cfg, usable, problem_set.problems, settings, context)
     sweep_dir = Path(cfg.sweep.root) / cfg.sweep.name
     journal_path = sweep_dir / "journal.jsonl"
     recorded = read_journal(journal_path) if journal_path.exists() and not cfg.sweep.fresh else []
@@ -195,11 +199,11 @@ def run_sweep(dcfg: DictConfig) -> int:
         f"(world size {cfg.eval.world_size}, {decision.size} sizes, {cfg.eval.trials} trials, "
         f"harness {HARNESS_VERSION}); journal {journal.path}"
     )
-    return _run(cfg, decision, usable, problem_set.problems, plan, pending, journal, sweep_dir)
+    return _run(cfg, decision, usable, problem_set.problems, plan, pending, journal, sweep_dir, context)
 
 
 def _run(cfg: RootConfig, decision, usable: list[ModelConfig], problems: dict, plan: SweepPlan,
-         pending: list[CellState], journal: Journal, sweep_dir: Path) -> int:
+         pending: list[CellState], journal: Journal, sweep_dir: Path, context) -> int:
     """Run the pending cells through the pipeline, recording each as it lands."""
     planned_ids = plan.planned_ids()
     tracker = None
@@ -255,7 +259,8 @@ def _run(cfg: RootConfig, decision, usable: list[ModelConfig], problems: dict, p
 
         evaluators = start_evaluators() if pending else []
         stages = RayStages(
-            cfg, {m.name: m for m in usable}, decision.device, decision.size, budget, turn_log
+            cfg, {m.name: m for m in usable}, decision.device, decision.size, budget, turn_log,
+            context,
         )
 
         def record(state: CellState) -> None:

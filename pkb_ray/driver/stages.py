@@ -46,7 +46,9 @@ class RayStages:
         size: str,
         budget: Budget,
         turn_log: TurnLog | None = None,
+        context=None,
     ) -> None:
+        """`context`: the EvalContext the prompts describe (default: from the config)."""
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -81,7 +83,7 @@ class RayStages:
                     cfg.problems.source,
                     os.path.abspath(cfg.generation.cache_dir),
                     cfg.generation.replay_only,
-                    context=prompt_context(cfg, device, size),
+                    context=context or prompt_context(cfg, device, size),
                 )
             )
         self._build = (

@@ -56,6 +56,17 @@ class EvalContext:
     """The entry of the problem's `sizes` the inputs are made at."""
     load_timeout_s: float = 180.0
     """eval.timeouts.load_s: importing the candidate, load_inline compilation included."""
+    inputs: tuple[tuple[str, str], ...] = ()
+    """(problem id, input description) pairs computed once by the driver (`with_inputs`), so
+    generation actors never build a data-dependent problem's tensors themselves; a problem
+    missing here is described on demand (the same text)."""
+
+    def with_inputs(self, problems: dict[str, Problem]) -> "EvalContext":
+        """This context with every problem's input description filled in."""
+        import dataclasses
+
+        texts = tuple((pid, _inputs_text(p, self)) for pid, p in problems.items())
+        return dataclasses.replace(self, inputs=texts)
 
 SYSTEM = """\
 You are an expert CUDA and PyTorch distributed-systems engineer. You rewrite multi-GPU \
@@ -257,18 +268,22 @@ def _roofline_line(problem: Problem, ctx: EvalContext) -> str:
             f"{IMPLAUSIBLE_BELOW_ROOFLINE:g} x this bound is reported as implausible, not fast.")
 
 
+def _inputs_text(problem: Problem, ctx: EvalContext) -> str:
+    from pkb_ray.generation.shapes import describe_inputs
+
+    return describe_inputs(problem, ctx.world_size, ctx.size, _solution_args(problem.reference_source))
+
+
 def _evaluation_section(problem: Problem, ctx: EvalContext) -> str:
     """What this evaluation is: world size and node, the real input shapes, tolerance,
     roofline and the load limit."""
-    from pkb_ray.generation.shapes import describe_inputs
-
     s = problem.spec
     where = (f"one node: {ctx.world_size} processes, one per GPU, ranks 0..{ctx.world_size - 1}, "
              f"every pair of those GPUs joined by NVLink" if ctx.device == "cuda" else
              f"one CPU machine: {ctx.world_size} processes (gloo, CPU tensors; no symmetric memory)")
     also = [w for w in s.world_sizes if w != ctx.world_size]
     params = s.sizes.get(ctx.size, {})
-    inputs = describe_inputs(problem, ctx.world_size, ctx.size, _solution_args(problem.reference_source))
+    inputs = dict(ctx.inputs).get(s.id) or _inputs_text(problem, ctx)
     lines = [
         "## This evaluation",
         "",

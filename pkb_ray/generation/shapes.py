@@ -3,7 +3,9 @@
 The prompt states the real inputs of the evaluation, not the size parameters that make them.
 Inputs are built under torch's FakeTensorMode (shapes without memory: 33 builtin problems at
 bench size in about 1 s on a 2-core CPU, no 64 MiB tensors); a problem whose inputs depend
-on their own values (e.g. routing counts) is built for real on the CPU instead.
+on their own values (e.g. tokens routed to a rank) is built for real on the CPU instead,
+once per rank (moe_combine at bench size: about 0.5 GB), and a dimension that differs
+between ranks is stated as varying per call.
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pkb_ray.problems.spec import Problem
 
-SHAPE_SEEDS = (1, 2)
-"""Two seeds for a problem built for real: a dimension that differs between them depends on
-the values (e.g. tokens routed to a rank) and is stated as varying."""
+SHAPE_SEED = 1
+"""Any seed: shapes that do not depend on values do not depend on it."""
 
 
 @dataclass(frozen=True)
@@ -46,31 +47,44 @@ def _spec(x: Any) -> InputSpec:
     return InputSpec(None, type(x).__name__)
 
 
-def _merge(a: InputSpec, b: InputSpec) -> InputSpec:
-    if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
-        return a
-    return InputSpec(a.shape, a.dtype, tuple(x != y for x, y in zip(a.shape, b.shape)))
+def _varying(specs: list[InputSpec]) -> InputSpec:
+    """The first rank's spec, with the dimensions that differ between ranks marked."""
+    first = specs[0]
+    if first.shape is None or any(s.shape is None or len(s.shape) != len(first.shape) for s in specs):
+        return first
+    varies = tuple(len({s.shape[i] for s in specs}) > 1 for i in range(len(first.shape)))
+    return InputSpec(first.shape, first.dtype, varies)
 
 
-def _build(problem: Problem, rank: int, world_size: int, size: str) -> tuple:
+def _build(problem: Problem, world_size: int, size: str) -> list[tuple[InputSpec, ...]]:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
-    def make(seed: int) -> tuple:
-        return tuple(_spec(x) for x in problem.make_inputs(rank, world_size, seed, size, "cpu"))
+    def make(rank: int) -> tuple[InputSpec, ...]:
+        return tuple(_spec(x) for x in problem.make_inputs(rank, world_size, SHAPE_SEED, size, "cpu"))
 
     try:
         with FakeTensorMode():
-            return make(SHAPE_SEEDS[0])
+            return [make(rank) for rank in range(world_size)]
     except (RuntimeError, GuardOnDataDependentSymNode, NotImplementedError):
         # Shapes that depend on values (DataDependentOutputException is a RuntimeError).
-        first, second = make(SHAPE_SEEDS[0]), make(SHAPE_SEEDS[1])
-        return tuple(_merge(a, b) for a, b in zip(first, second))
+        per_rank = [make(rank) for rank in range(world_size)]
+        marked = [_varying([r[i] for r in per_rank]) for i in range(len(per_rank[0]))]
+        return [tuple(InputSpec(spec.shape, spec.dtype, m.varies) for spec, m in zip(r, marked))
+                for r in per_rank]
+
+
+_CACHE: dict[tuple, list[tuple[InputSpec, ...]]] = {}
 
 
 def input_specs(problem: Problem, world_size: int, size: str) -> list[tuple[InputSpec, ...]]:
-    """Per rank, the specs of `solution`'s arguments at `size` and `world_size`."""
-    return [_build(problem, rank, world_size, size) for rank in range(world_size)]
+    """Per rank, the specs of `solution`'s arguments at `size` and `world_size`; kept per
+    problem version in this process (the driver and each generation actor build them once)."""
+    s = problem.spec
+    key = (s.id, s.version, s.source, world_size, size)
+    if key not in _CACHE:
+        _CACHE[key] = _build(problem, world_size, size)
+    return _CACHE[key]
 
 
 def describe_inputs(problem: Problem, world_size: int, size: str, names: list[str] | None = None) -> str:
