@@ -46,24 +46,26 @@ def normalized_source(source: str) -> str:
     return prefix + os.path.abspath(os.path.expanduser(path))
 
 
+# Settings of `eval` that cannot change a result: where caches live, and where a tool is.
+NOT_IDENTITY = {"eval.cache_dir", "eval.sandbox.bwrap_path"}
+
+
+def _flatten(prefix: str, obj: Any) -> dict[str, str]:
+    if dataclasses.is_dataclass(obj):
+        out: dict[str, str] = {}
+        for f in dataclasses.fields(obj):
+            out.update(_flatten(f"{prefix}.{f.name}", getattr(obj, f.name)))
+        return out
+    return {prefix: _s(obj)}
+
+
 def sweep_settings(cfg: RootConfig, device: str, size: str, harness_version: str) -> dict[str, str]:
-    """The sweep-wide part of every cell's identity; `device` and `size` as resolved
-    (`auto` is never recorded)."""
-    ev = cfg.eval
-    out = {
-        "eval.device": device,
-        "eval.world_size": _s(ev.world_size),
-        "eval.size": size,
-        "eval.trials": _s(ev.trials),
-        SOURCE_KEY: normalized_source(cfg.problems.source),
-        HARNESS_KEY: harness_version,
-        "eval.guard": _s(ev.guard),
-        "eval.time_candidates": _s(ev.time_candidates),
-        "eval.torch_cuda_arch_list": ev.torch_cuda_arch_list,
-    }
-    for group in ("timing", "timeouts"):
-        for f in dataclasses.fields(getattr(ev, group)):
-            out[f"eval.{group}.{f.name}"] = _s(getattr(getattr(ev, group), f.name))
+    """The sweep-wide part of every cell's identity: every `eval.*` setting (a field added
+    to EvalConfig joins by itself) with `device` and `size` as resolved (`auto` is never
+    recorded), the problems source and the harness version."""
+    out = {k: v for k, v in _flatten("eval", cfg.eval).items() if k not in NOT_IDENTITY}
+    out.update({"eval.device": device, "eval.size": size,
+                SOURCE_KEY: normalized_source(cfg.problems.source), HARNESS_KEY: harness_version})
     return out
 
 
