@@ -3,17 +3,19 @@
     python scripts/bench_eval.py --device cpu            # CI machine (fixture problem)
     python scripts/bench_eval.py --device cuda           # GPU node: allreduce expert, 2 GPUs
 
-Cost: the candidate is prebuilt (compile seconds, shown separately), then evaluated
---repeats times as separate evaluations; node-seconds = evaluate()'s wall time (process
-start, process-group init, reference cache lookup, trials, timing, teardown). The first
-evaluation also fills the reference cache (and, on cuda, measures the hardware profile): it
-is reported on its own as "cold"; the median is over the warm ones. Upstream PKB's
-run_local.py spends about 130 s of node time per candidate (2 GPUs, DESIGN.md).
+Cost: the candidate is prebuilt (compile seconds, shown separately), the node's judges and
+first sandbox are started (once per node actor; shown separately), then the candidate is
+evaluated --repeats times as separate evaluations; node-seconds = evaluate()'s wall time
+(a sandbox taken warm or started, worker set-up, reference outputs from fresh secret seeds,
+trials, interleaved timing of reference and candidate, teardown). The first evaluation also
+measures the hardware profile on cuda: it is reported on its own as "cold"; the median is
+over the warm ones. Upstream PKB's run_local.py spends about 130 s of node time per
+candidate (2 GPUs, DESIGN.md).
 
 Fidelity: the same unchanged candidate evaluated 5 times as separate evaluations at each
 shape; reported max/min of the candidate time (target <= 1.03; upstream: 2.8 at
-1024x1024). The reference time is cached per key, so the speedup spreads exactly as the
-candidate time does.
+1024x1024). The reference is timed again in every evaluation, interleaved with the
+candidate, so the speedup's spread is its own.
 
 Results: benchmarks/results/bench_eval_<device>.{json,md}, with the exact command.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import platform
 import shlex
 import shutil
@@ -39,7 +42,7 @@ sys.path.insert(0, str(REPO))
 
 from pkb_ray.config.schema import TimingConfig  # noqa: E402
 from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate, prebuild  # noqa: E402
-from pkb_ray.engine import launcher  # noqa: E402
+import importlib  # noqa: E402
 from pkb_ray.problems.includes import read_candidate_file  # noqa: E402
 
 FIXTURE_PROBLEMS = REPO / "tests" / "engine" / "fixtures" / "problems"
@@ -118,6 +121,8 @@ def main() -> int:
                     help="turn the NCCL-free guard off: time a candidate that uses NCCL, e.g. the "
                          "problem's own reference.py")
     ap.add_argument("--tag", default="", help="suffix of the result files (compare timing variants)")
+    ap.add_argument("--transport", choices=["auto", "cuda", "host"], default="auto",
+                    help="how inputs and outputs cross between judge and worker (arena.py)")
     args = ap.parse_args()
     timing_cfg = _timing_config(args.timing)
 
@@ -133,9 +138,20 @@ def main() -> int:
     candidate = read_candidate_file(cand_path)  # experts inline problems/_shared/
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
 
+    def request(i: int, k: int, shape: str) -> EvalRequest:
+        return EvalRequest(problem_id=problem, problems_source=src_dir, candidate_source=candidate,
+                           world_size=args.world_size, device=args.device, size=f"s{i}",
+                           trials=args.trials, timing=timing_cfg, cache_dir=cache_dir,
+                           torch_cuda_arch_list=args.arch_list, cell_id=f"bench/{shape}/{k}",
+                           guard=not args.no_guard, transport=args.transport)
+
+    # A node actor starts its judges and its first sandbox once, at start, not per candidate.
     t = time.monotonic()
-    launcher.ensure_forkserver()  # a node actor pays this once at start, not per candidate
-    forkserver_s = time.monotonic() - t
+    node = importlib.import_module("pkb_ray.engine.evaluation").node_for(
+        request(0, 0, shapes[0]), os.environ.get("CUDA_VISIBLE_DEVICES"))
+    node.start()
+    node.prewarm(not args.no_guard)
+    judges_start_s = time.monotonic() - t
     t = time.monotonic()
     build = prebuild(candidate, args.arch_list, cache_dir, device=args.device)
     print(f"prebuild: ok={build.ok} compile {build.compile_seconds:.2f} s (wall {time.monotonic() - t:.2f} s)")
@@ -147,19 +163,15 @@ def main() -> int:
     for i, shape in enumerate(shapes):
         runs = []
         for k in range(args.repeats):
-            req = EvalRequest(problem_id=problem, problems_source=src_dir, candidate_source=candidate,
-                              world_size=args.world_size, device=args.device, size=f"s{i}",
-                              trials=args.trials, timing=timing_cfg, cache_dir=cache_dir,
-                              torch_cuda_arch_list=args.arch_list, cell_id=f"bench/{shape}/{k}",
-                              guard=not args.no_guard)
-            res = evaluate(req, build=build)
+            res = evaluate(request(i, k, shape), build=build)
             if not res.correct:
                 print(f"{shape} #{k}: {res.failure} {res.message}\n{res.log[-3000:]}")
                 return 1
             runs.append({"node_seconds": res.node_seconds, "candidate_ms": res.candidate_ms,
                          "reference_ms": res.reference_ms, "speedup": res.speedup,
                          "roofline_fraction": res.roofline_fraction, "flags": res.flags,
-                         "message": res.message})
+                         "speedup_ci": [res.speedup_ci_low, res.speedup_ci_high], "sandbox": res.sandbox,
+                         "judge_clock_ratio": res.judge_clock_ratio, "message": res.message})
             print(f"{shape} #{k}: node {res.node_seconds:.2f} s, candidate {res.candidate_ms:.4f} ms, "
                   f"reference {res.reference_ms:.4f} ms, speedup {res.speedup:.3f}, "
                   f"roofline fraction {res.roofline_fraction}, flags {res.flags}")
@@ -179,7 +191,7 @@ def main() -> int:
         "command": command, "device": args.device, "problem": problem, "candidate": str(cand_path),
         "world_size": args.world_size, "trials": args.trials, "harness_version": HARNESS_VERSION,
         "host": platform.node(), "python": platform.python_version(),
-        "torch": __import__("torch").__version__, "forkserver_start_s": forkserver_s,
+        "torch": __import__("torch").__version__, "judges_start_s": judges_start_s, "transport": args.transport,
         "compile_seconds": build.compile_seconds, "upstream_pkb_node_seconds": UPSTREAM_NODE_S,
         "timing": dataclasses.asdict(timing_cfg), "shapes": per_shape, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -190,7 +202,8 @@ def main() -> int:
           f"Problem `{problem}`, candidate `{cand_path.name}`, world size {args.world_size}, "
           f"{args.trials} trials, harness {HARNESS_VERSION}, torch {result['torch']}, {result['when']}.", "",
           f"Compile (prebuild, excluded from node-seconds): {build.compile_seconds:.2f} s. "
-          f"Forkserver start (once per node actor): {forkserver_s:.2f} s.", "",
+          f"Judges and first sandbox start (once per node actor): {judges_start_s:.2f} s. "
+          f"Transport: {args.transport}. Sandbox: {per_shape[0]['runs'][0]['sandbox']}.", "",
           "| shape | cold node-s (fills caches) | median warm node-s | upstream PKB node-s | "
           "candidate ms (median of runs) | max/min candidate ms | max/min speedup |",
           "|---|---|---|---|---|---|---|"]

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The GPU verification run, for the device (nvidia-h200-x2), in steps with their own limits:
-#   bash scripts/device_verify.sh STEP...   (steps: env sweep engine gate experts bench bench_ref refs mlflow)
-# One log (device.log), journals and result files go to $OUT (the device tool brings them back). Needs .devsite
-# (bash ../shared/device/pack-site.sh) carried along for Ray and Hydra, and for the mlflow step
-# .devsite/mlflow-py312.txz (bash scripts/pack_mlflow.sh).
+#   bash scripts/device_verify.sh STEP...
+# steps: setup env engine bench bench_host self self_pkb mlflow
+# One log (device.log), result files and tables go to $OUT (the device tool brings them back).
+# Needs, carried along: .devsite (bash ../shared/device/pack-site.sh: Ray, Hydra) and
+# .devtools holding Debian's bubblewrap .deb (apt-get download bubblewrap) and, for
+# self_pkb, an upstream PKB tree at .devtools/pkb_upstream (never committed); for mlflow,
+# .devsite/mlflow-py312.txz (bash scripts/pack_mlflow.sh: MLflow for the driver, ~12 MB).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/site
@@ -14,6 +17,11 @@ fi
 REPO=$PWD
 export PYTHONPATH=/tmp/site:$PWD
 export PKB_CACHE=/tmp/pkb_cache
+# The candidates' sandbox: the GPU image has no bubblewrap; Debian's unpacks and runs there.
+if ! command -v bwrap >/dev/null && ls .devtools/bubblewrap_*.deb >/dev/null 2>&1; then
+  dpkg -x .devtools/bubblewrap_*.deb /tmp/bw && export PKB_BWRAP=/tmp/bw/usr/bin/bwrap
+fi
+id pkb-sandbox >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin pkb-sandbox
 summary=()
 step() {  # step NAME LIMIT_S CMD...
   local name=$1 limit=$2; shift 2
@@ -22,30 +30,23 @@ step() {  # step NAME LIMIT_S CMD...
   timeout --signal=KILL "$limit" "$@" > "/tmp/$name.log" 2>&1
   local rc=$?
   summary+=("$name rc=$rc $((SECONDS - t0))s")
-  cat "/tmp/$name.log" >> "$OUT/device.log"
-  tail -n 25 "/tmp/$name.log"
+  grep -v '^\[rank[0-9]*\]:\|^frame #\|^Exception raised from' "/tmp/$name.log" >> "$OUT/device.log"
+  grep -v '^\[rank[0-9]*\]:\|^frame #\|^Exception raised from' "/tmp/$name.log" | tail -n 25
 }
 for s in "$@"; do
   case $s in
+    setup) step setup 60 python3 -c "from pkb_ray.engine import sandbox, nccl_stub; print(sandbox.plan_sandbox().description); print(nccl_stub.build('$PKB_CACHE'))" ;;
     env) step env 60 bash -c 'nvidia-smi; nvidia-smi topo -m; python3 -c "import torch,ray,hydra;print(torch.__version__, torch.version.cuda, ray.__version__)"
            python3 -c "import torch.distributed._symmetric_memory as s; print(\"signal pad bytes:\", getattr(s, \"get_signal_pad_size\", lambda: \"n/a\")())"
            python3 -c "import mlflow, sqlalchemy; print(\"mlflow\", mlflow.__version__, \"sqlalchemy\", sqlalchemy.__version__)" || true
            python3 -c "import pandas; print(\"pandas\", pandas.__version__)" || echo "no pandas: the cells table is logged with log_dict"' ;;
-    engine) step engine 330 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider ;;
-    gate) step gate 240 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider \
-            -k "launch_gate or node_survives" ;;
-    experts) step experts 150 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider -k expert ;;
-    bench) step bench 200 python3 scripts/bench_eval.py --device cuda --out "$OUT" ;;
-    bench_ref) step bench_ref 200 python3 scripts/bench_eval.py --device cuda --out "$OUT" --tag _nccl_reference \
-                 --no-guard --candidate problems/allreduce/reference.py ;;
-    sweep) step sweep 200 python3 sweep.py model=expert problems=collectives eval.device=cuda \
-             tracking.enabled=false sweep.name=device_experts sweep.progress=false \
-             eval.cache_dir=$PKB_CACHE sweep.root=/tmp/sweeps
-           cp /tmp/sweeps/device_experts/journal.jsonl "$OUT/experts_journal.jsonl" ;;
-    refs) step refs 420 python3 sweep.py model=reference eval.device=cuda tracking.enabled=false \
-             sweep.name=device_refs sweep.progress=false eval.trials=2 eval.timing.max_timing_s=3 \
-             eval.cache_dir=$PKB_CACHE sweep.root=/tmp/sweeps
-          cp /tmp/sweeps/device_refs/journal.jsonl "$OUT/refs_journal.jsonl" ;;
+    engine) step engine 420 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider ;;
+    bench) step bench 240 python3 scripts/bench_eval.py --device cuda --out "$OUT" ;;
+    bench_host) step bench_host 150 python3 scripts/bench_eval.py --device cuda --out "$OUT" --transport host \
+                  --shapes 1024x1024 8192x8192 --repeats 3 --tag _host ;;
+    self) step self 540 python3 scripts/self_timing.py --device cuda --out "$OUT" --budget-s 480 ;;
+    self_pkb) step self_pkb 540 python3 scripts/self_timing.py --device cuda --out "$OUT" --tag _pkb \
+                --source "pkb:$PWD/.devtools/pkb_upstream" --trials 1 --max-timing-s 1.5 --budget-s 480 ;;
     # A GPU sweep of the 5 experts and the 5 collective references with MLflow on, as a user
     # runs it; the store, its artifacts and the sweep's files come back for screenshots.
     mlflow) mkdir -p /tmp/gpu_mlflow

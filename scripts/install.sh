@@ -14,6 +14,19 @@ here=$(cd pkb_ray && pwd -P)
 # Asked from / : from here, the checkout's own directory would shadow the installed one.
 there=$(cd / && "$PY" -c 'import os, pkb_ray; print(os.path.realpath(os.path.dirname(pkb_ray.__file__)))' 2>/dev/null || true)
 if [ "$here" != "$there" ] \
-   || ! "$PY" -c 'import ray, mlflow, litellm, hydra, rich, matplotlib, pytest, pytest_timeout' 2>/dev/null; then
+   || ! "$PY" -c 'import ray, mlflow, litellm, hydra, rich, matplotlib, scipy, pytest, pytest_timeout' 2>/dev/null; then
   "$PY" -m pip install -q -e '.[test]'
+fi
+# The candidates' sandbox (pkb_ray/engine/sandbox.py): bubblewrap, and a user of its own.
+# Without them candidates run in a weaker sandbox, and every result says which.
+if [ "$(id -u)" = 0 ]; then
+  if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q bubblewrap >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; } \
+      || echo "install.sh: could not install bubblewrap; candidates get a weaker sandbox (see each result's sandbox field)"
+  fi
+  if ! id pkb-sandbox >/dev/null 2>&1; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin pkb-sandbox 2>/dev/null \
+      || echo "install.sh: could not add the user pkb-sandbox; candidates run as this user"
+  fi
 fi

@@ -129,6 +129,19 @@ class TimeoutConfig:
 
 
 @dataclass
+class SandboxConfig:
+    """Where candidate code runs (pkb_ray/engine/sandbox.py)."""
+
+    mode: str = "auto"
+    """auto | bwrap+uid | bwrap | uid | none. auto = the strongest this machine allows; every
+    result names the one it ran in (`sandbox`), with what was missing for a stronger one."""
+    user: str = "pkb-sandbox"
+    """The unprivileged user candidates run as (scripts/install.sh makes it when run as root)."""
+    bwrap_path: str = ""
+    """bubblewrap's path; empty = $PKB_BWRAP, then PATH."""
+
+
+@dataclass
 class EvalConfig:
     """How candidates are evaluated."""
 
@@ -149,6 +162,11 @@ class EvalConfig:
     """Reference outputs/timings, hardware profile and prebuilt extensions."""
     torch_cuda_arch_list: str = "9.0"
     """TORCH_CUDA_ARCH_LIST for prebuilds and ranks; must match or the cache rebuilds."""
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    transport: str = "auto"
+    """How inputs and outputs cross between a judge and its worker: auto | cuda | host.
+    cuda = device memory exported as a file descriptor (no PCIe copy; auto picks it on
+    GPUs), host = shared host memory (the worker stages to its GPU)."""
 
 
 @dataclass

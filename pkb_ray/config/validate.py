@@ -14,6 +14,8 @@ _CHOICES = {
     "mode.name": ("zeroshot", "agent"),
     "cluster.evaluator_placement": ("auto", "gpu_node", "cpu"),
     "eval.timing.clock": ("auto", "event", "host", "max"),
+    "eval.sandbox.mode": ("auto", "bwrap+uid", "bwrap", "uid", "none"),
+    "eval.transport": ("auto", "cuda", "host"),
 }
 
 

@@ -1,15 +1,22 @@
-"""Evaluation engine: one candidate, fresh rank processes, honest correctness and timing.
+"""Evaluation engine: one candidate, judged by processes that never run it.
 
     from pkb_ray.engine import EvalRequest, evaluate
     result = evaluate(EvalRequest(problem_id="allreduce", problems_source="builtin",
                                   candidate_source=src, world_size=2, device="cpu", size="small"))
 
-On a Ray cluster: `start_node_evaluators(...)` returns NodeEvaluator actors (one per GPU
-node, holding all its GPUs) whose `evaluate.remote(request)` does the same.
+The trust boundary, by package:
+  judge/   trusted: one judge per GPU, kept across candidates; inputs from secret seeds,
+           the reference, the expected outputs, the comparison, the clock, the verdict
+  worker/  untrusted: fresh per candidate, sandboxed (sandbox.py); imports and runs the
+           candidate on what its judge hands it; imports nothing of judge/
+  wire/    what crosses between them: typed JSON frames, arenas of shared memory, the gate
+node.py runs the judges and the sandboxes; verdict.py turns the judges' reports into one
+EvalResult. On a Ray cluster: `start_node_evaluators(...)` returns NodeEvaluator actors
+(one per GPU node, holding all its GPUs) whose `evaluate.remote(request)` does the same.
 
-Nothing here touches CUDA at import time. Ray (~1 s to import) is imported only when an
-actor name is used. `evaluate` is imported eagerly: it shares its name with its module, and a
-lazy attribute would be shadowed by the submodule once anything imported it.
+Nothing here touches CUDA at import time, and nothing is imported until asked for: a
+worker imports pkb_ray.engine.worker (and so this package) inside the sandbox, where the
+driver's libraries (Hydra, Ray, MLflow) are neither needed nor always visible.
 """
 
 from __future__ import annotations
@@ -17,9 +24,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pkb_ray.engine.evaluate import evaluate
-from pkb_ray.engine.prebuild import BuildResult, prebuild
-from pkb_ray.engine.request import EvalRequest
 from pkb_ray.engine.version import HARNESS_VERSION
 
 __all__ = [
@@ -34,6 +38,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "evaluate": "pkb_ray.engine.evaluation",
+    "BuildResult": "pkb_ray.engine.prebuild",
+    "prebuild": "pkb_ray.engine.prebuild",
+    "EvalRequest": "pkb_ray.engine.request",
     "NodeEvaluator": "pkb_ray.engine.node_evaluator",
     "start_node_evaluators": "pkb_ray.engine.node_evaluator",
     "gpu_nodes_in_cluster": "pkb_ray.engine.node_evaluator",

@@ -1,9 +1,10 @@
-"""On-disk caches of reference outputs and reference timings.
+"""The on-disk cache of reference timings (what the last interleaved evaluation measured).
 
 Keyed by (problem id, problem version, world size, size, device, hardware fingerprint,
-harness version), plus the seed for outputs and the timing settings for timings: PKB
-re-runs the reference for every candidate trial, we run it once per key (DESIGN.md #4).
-Writes are atomic (temp file + rename), so a rank killed mid-write leaves no torn entry.
+harness version) and the timing settings. Reference outputs are not cached any more: they
+come from secret seeds drawn for each evaluation, in milliseconds on the judges' GPUs.
+Only the node writes here; no worker can see this directory. Writes are atomic (temp
+file + rename), so a process killed mid-write leaves no torn entry.
 """
 
 from __future__ import annotations
@@ -25,10 +26,6 @@ def reference_key(problem_id: str, problem_version: str, world_size: int, size: 
 
 def reference_dir(cache_dir: str | os.PathLike, key: str) -> Path:
     return Path(cache_dir).expanduser() / "reference" / key
-
-
-def output_path(cache_dir: str | os.PathLike, key: str, rank: int, seed: int) -> Path:
-    return reference_dir(cache_dir, key) / f"out-rank{rank}-seed{seed}.pt"
 
 
 def timing_path(cache_dir: str | os.PathLike, key: str, timing_cfg: Any) -> Path:

@@ -7,9 +7,10 @@ GPU clusters there is one actor per node, in a placement group whose single bund
 all that node's GPUs (STRICT_PACK, pinned to the node), and the actor starts one rank
 process per GPU with CUDA_VISIBLE_DEVICES set to the GPUs Ray gave it.
 
-The actor never runs candidate code and never initialises CUDA itself; a candidate that
-crashes, hangs or corrupts its GPU context dies with its rank processes. If the actor
-process itself dies (node trouble), Ray restarts it (max_restarts).
+The actor never runs candidate code and never initialises CUDA itself: it holds the node's
+judges (engine/node.py, kept across candidates) and starts a fresh sandbox of workers for
+each candidate; a candidate that crashes, hangs or corrupts its GPU context dies with its
+workers. If the actor process itself dies (node trouble), Ray restarts it (max_restarts).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import ray
 from ray.util.placement_group import placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from pkb_ray.engine import hardware, launcher
+from pkb_ray.engine import hardware
 from pkb_ray.engine.env import scrub_secrets
-from pkb_ray.engine.evaluate import DEFAULT_LOADER, evaluate
+from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate
 from pkb_ray.engine.prebuild import BuildResult
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.records import EvalResult
@@ -45,8 +46,6 @@ class _NodeEvaluator:
             ids = [str(int(i)) if str(i).isdigit() else str(i) for i in ray.get_gpu_ids()]
             self.cuda_visible_devices = ",".join(ids) if ids else os.environ.get("CUDA_VISIBLE_DEVICES")
         self._fingerprint = hardware.fingerprint(device, self.cuda_visible_devices)
-        # Pay the forkserver's torch import now, not in the first evaluation's node time.
-        launcher.ensure_forkserver()
 
     def evaluate(self, request: EvalRequest, build: BuildResult | None = None) -> EvalResult:
         """Evaluate one candidate; `build` (optional) is its prebuild result from a CPU worker."""

@@ -1,53 +1,31 @@
-"""Compile a candidate's CUDA extensions on a CPU worker, ahead of GPU time.
+"""Compile a candidate's CUDA extensions on a CPU worker, ahead of GPU time, in a sandbox.
 
 A cold `load_inline` of a 30-line kernel takes 47.6 s on the H200 node, almost all of it
 the torch headers; a warm load from TORCH_EXTENSIONS_DIR takes 0.10 s, and the compile
 needs no GPU when TORCH_CUDA_ARCH_LIST matches the ranks' (DESIGN.md). So the candidate is
-imported once in a scrubbed subprocess with CUDA_VISIBLE_DEVICES="" and
-TORCH_EXTENSIONS_DIR=<cache_dir>/extensions/<arch list>: load_inline compiles into the
-shared cache, and the ranks (same directory, same arch list) find it built. Whatever fails
-after compilation (no GPU, no process group) does not matter here; a compiler error is a
+imported once in a sandbox (sandbox.py: importing it runs its module code) with no GPU
+device and its own extension directory; what it built is then copied into the extension
+cache under the hash of its source, and the evaluation copies it into the worker's sandbox.
+No candidate ever writes where another candidate's build is kept. A compiler error is a
 `compile_error` with the trimmed log.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
-import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pkb_ray.engine import static_check
+from pkb_ray.engine import sandbox, static_check
 from pkb_ray.engine.env import rank_env
 from pkb_ray.records import FailureClass
 
 _BUILD_LOG_CHARS = 8000
-
-# Runs in the subprocess: import the candidate, report how the import ended.
-_DRIVER = r"""
-import importlib.util, json, sys, traceback
-path, out = sys.argv[1], sys.argv[2]
-res = {"ok": True, "compile_error": False, "log": ""}
-try:
-    spec = importlib.util.spec_from_file_location("pkb_candidate", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["pkb_candidate"] = mod
-    spec.loader.exec_module(mod)
-except BaseException as e:
-    tb = traceback.format_exc()
-    res["ok"] = False
-    res["log"] = tb
-    res["compile_error"] = ("Error building extension" in tb or "ninja: build stopped" in tb
-                            or "CalledProcessError" in tb and "cpp_extension" in tb
-                            or "nvrtc" in tb.lower() and "compil" in tb.lower())
-with open(out, "w") as f:
-    json.dump(res, f)
-"""
+_COMPILE_MARKERS = ("Error building extension", "ninja: build stopped", "nvcc fatal", "compilation terminated")
 
 
 @dataclass
@@ -67,48 +45,60 @@ def extensions_dir(cache_dir: str, torch_cuda_arch_list: str) -> Path:
     return Path(cache_dir).expanduser() / "extensions" / f"arch-{key}"
 
 
+def candidate_extensions_dir(cache_dir: str, torch_cuda_arch_list: str, source: str) -> Path:
+    """Where one candidate's build is kept: by the hash of its source."""
+    return extensions_dir(cache_dir, torch_cuda_arch_list) / hashlib.sha256(source.encode()).hexdigest()[:20]
+
+
 def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
-             device: str = "cuda", timeout_s: float = 900.0) -> BuildResult:
-    """Static check, then (on cuda) import the candidate once to fill the extension cache."""
+             device: str = "cuda", timeout_s: float = 900.0, sandbox_mode: str = "auto",
+             sandbox_user: str = sandbox.DEFAULT_USER) -> BuildResult:
+    """Static check, then (on cuda) import the candidate once, sandboxed, to build it."""
     report = static_check.check(candidate_source)
-    ext_dir = extensions_dir(cache_dir, torch_cuda_arch_list)
     if report.parse_error:
         return BuildResult(False, FailureClass.PARSE_ERROR, report.parse_error, flags=report.flags)
     if report.forbidden:
         return BuildResult(False, FailureClass.FORBIDDEN_API, "; ".join(report.forbidden), flags=report.flags)
+    dst = candidate_extensions_dir(cache_dir, torch_cuda_arch_list, candidate_source)
     if device != "cuda" or not _needs_build(candidate_source):
-        return BuildResult(True, extensions_dir=str(ext_dir), flags=report.flags)
-    ext_dir.mkdir(parents=True, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="pkb_build_")
+        return BuildResult(True, flags=report.flags)
+    if (dst / ".complete").exists():
+        return BuildResult(True, extensions_dir=str(dst), flags=report.flags)
+    plan = sandbox.plan_sandbox(sandbox_mode, sandbox_user)
+    env = rank_env(CUDA_VISIBLE_DEVICES="", TORCH_EXTENSIONS_DIR="{TMP}/ext",
+                   TORCH_CUDA_ARCH_LIST=torch_cuda_arch_list, TRITON_CACHE_DIR="{TMP}/triton")
     t0 = time.monotonic()
+    proc = sandbox.start(plan, ["python", "-m", "pkb_ray.engine.worker.build_probe", "{TMP}/candidate.py"],
+                         env=env, pass_fds=[], gpu=False, cache_dirs=[cache_dir], pre_files={
+                             "candidate.py": candidate_source}, dirs=["ext"])
     try:
-        cand = Path(work) / "candidate.py"
-        cand.write_text(candidate_source)
-        out = Path(work) / "result.json"
-        env = rank_env(CUDA_VISIBLE_DEVICES="", TORCH_EXTENSIONS_DIR=str(ext_dir),
-                       TORCH_CUDA_ARCH_LIST=torch_cuda_arch_list)
         try:
-            proc = subprocess.run([sys.executable, "-c", _DRIVER, str(cand), str(out)], cwd=work,
-                                  env=env, capture_output=True, text=True, timeout=timeout_s,
-                                  start_new_session=True)
-        except subprocess.TimeoutExpired:
+            stdout, _ = proc.popen.communicate(timeout=timeout_s)
+        except Exception:  # noqa: BLE001 - TimeoutExpired
             return BuildResult(False, FailureClass.TIMEOUT, f"build did not finish in {timeout_s:.0f} s",
-                               compile_seconds=time.monotonic() - t0, extensions_dir=str(ext_dir),
-                               flags=report.flags)
+                               compile_seconds=time.monotonic() - t0, flags=report.flags)
         seconds = time.monotonic() - t0
         try:
-            res = json.loads(out.read_text())
-        except (OSError, ValueError):
-            res = {"ok": False, "compile_error": False, "log": ""}
-        log = _trim((proc.stdout or "") + (proc.stderr or "") + res.get("log", ""))
-        if res.get("compile_error"):
+            res = json.loads((stdout or b"").decode(errors="replace").strip().splitlines()[-1])
+            ok, tb = bool(res.get("ok")), str(res.get("log", ""))
+        except (ValueError, IndexError, AttributeError):
+            ok, tb = False, ""
+        log = _trim((stdout or b"").decode(errors="replace")[:-2000] + proc.log_tail("zygote.log") + tb)
+        if not ok and any(k in log for k in _COMPILE_MARKERS):
             return BuildResult(False, FailureClass.COMPILE_ERROR, _compile_message(log), log=log,
-                               compile_seconds=seconds, extensions_dir=str(ext_dir), flags=report.flags)
+                               compile_seconds=seconds, flags=report.flags)
+        built = Path(proc.workdir) / "ext"
+        tmp = dst.with_name(dst.name + f".tmp{time.monotonic_ns()}")
+        shutil.copytree(built, tmp, copy_function=shutil.copy2, dirs_exist_ok=True)
+        (tmp / ".complete").write_text("")
+        try:
+            tmp.replace(dst)
+        except OSError:  # built by another worker meanwhile: theirs is as good
+            shutil.rmtree(tmp, ignore_errors=True)
         # Anything else (no GPU here, no process group) is for the ranks to find out.
-        return BuildResult(True, log=log, compile_seconds=seconds, extensions_dir=str(ext_dir),
-                           flags=report.flags)
+        return BuildResult(True, log=log, compile_seconds=seconds, extensions_dir=str(dst), flags=report.flags)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        proc.cleanup()
 
 
 def _needs_build(source: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.config.schema import SandboxConfig, TimeoutConfig, TimingConfig
 
 
 @dataclass
@@ -28,5 +28,8 @@ class EvalRequest:
     timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)
     cache_dir: str = "~/.cache/pkb_ray"
     torch_cuda_arch_list: str = "9.0"
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    transport: str = "auto"
+    """auto | cuda | host: how inputs and outputs cross the judge/worker boundary."""
     cell_id: str = ""
     """For logs only."""

@@ -1,4 +1,5 @@
-"""Every CPU-runnable adversarial candidate gets its class (real rank processes, gloo).
+"""Every CPU-runnable adversarial candidate gets its class (real judges and sandboxed
+workers, gloo on CPU), none is counted correct and fast, and the node goes on evaluating.
 
 Each file under adversarial/ opens with the hack and how it passes a weaker harness."""
 
@@ -16,32 +17,79 @@ from .conftest import ADVERSARIAL, CANDIDATES
 F = FailureClass
 
 
-@pytest.mark.parametrize("name, failure, rank, trial, flag", [
-    ("segfault", F.RUNTIME_ERROR, None, 0, "ctypes"),
-    ("os_exit", F.RUNTIME_ERROR, 0, 0, None),
-    ("first_call_only", F.INCORRECT, None, 1, None),
-    ("cached_output", F.INCORRECT, None, 1, "module_level_state"),
-    ("calls_all_reduce", F.FORBIDDEN_API, None, 0, None),
-    ("swallows_forbidden", F.FORBIDDEN_API, None, 0, "swallows_exceptions"),
-    ("process_group_method", F.FORBIDDEN_API, None, 0, None),
-    ("wrong_one_rank", F.INCORRECT, 1, 0, None),
-    ("writes_nan", F.NAN, None, 0, None),
-    ("wrong_type", F.INCORRECT, None, 0, None),
-    ("lazy_when_timed", F.INCORRECT, None, 5, "module_level_state"),
-    ("parse_error", F.PARSE_ERROR, None, None, None),
+def _not_correct_and_fast(res) -> None:
+    assert not (res.correct and (res.speedup or 0) > 1), (res.message, res.speedup)
+    assert res.sandbox, "every result names its sandbox"
+
+
+@pytest.mark.parametrize("name, failures, rank, trial, flag", [
+    # crashes and exits
+    ("segfault", {F.RUNTIME_ERROR}, None, 0, "ctypes"),
+    ("os_exit", {F.RUNTIME_ERROR}, 0, 0, None),
+    ("kills_parent", {F.TIMEOUT, F.RUNTIME_ERROR}, None, 0, None),
+    # replays and laziness
+    ("first_call_only", {F.INCORRECT}, None, 1, None),
+    ("cached_output", {F.INCORRECT}, None, 1, "module_level_state"),
+    ("lazy_when_timed", {F.INCORRECT}, None, 5, "module_level_state"),
+    ("replays_by_pointer", {F.INCORRECT}, None, 1, "module_level_state"),
+    ("stale_empty", {F.INCORRECT, F.NAN}, None, 0, None),
+    ("mutates_input", {F.INCORRECT}, None, 0, None),
+    ("tensor_subclass", {F.INCORRECT}, None, 0, None),
+    ("lazy_result", {F.INCORRECT}, None, 0, None),
+    ("thread_work", {F.INCORRECT}, None, 0, "spawns_threads_or_processes"),
+    # reaching into the harness
+    ("walks_frames", {F.INCORRECT}, None, 0, None),
+    ("scans_gc", {F.INCORRECT}, None, 0, None),
+    ("regenerates_inputs", {F.INCORRECT}, None, 0, None),
+    ("forges_done", {F.INCORRECT}, None, 0, None),
+    ("forges_verdict", {F.RUNTIME_ERROR}, None, 0, None),
+    # collectives, however reached
+    ("calls_all_reduce", {F.FORBIDDEN_API}, None, 0, None),
+    ("swallows_forbidden", {F.FORBIDDEN_API}, None, 0, "swallows_exceptions"),
+    ("process_group_method", {F.FORBIDDEN_API}, None, 0, None),
+    ("borrows_harness_section", {F.FORBIDDEN_API, F.INCORRECT}, None, 0, None),
+    ("unwraps_guard", {F.FORBIDDEN_API}, None, 0, None),
+    # plain wrong answers
+    ("wrong_one_rank", {F.INCORRECT}, 1, 0, None),
+    ("wrong_then_hang", {F.INCORRECT}, 0, 0, None),
+    ("writes_nan", {F.NAN}, None, 0, None),
+    ("wrong_type", {F.INCORRECT}, None, 0, None),
+    ("parse_error", {F.PARSE_ERROR}, None, None, None),
 ])
-def test_adversarial_gets_its_class(run_eval, name, failure, rank, trial, flag):
+def test_adversarial_gets_its_class(run_eval, name, failures, rank, trial, flag):
     res = run_eval(ADVERSARIAL / f"{name}.py")
-    assert res.failure == failure, (res.message, res.log[-2000:])
-    assert not res.correct
-    assert res.message
+    assert res.failure in failures, (res.failure, res.message, res.log[-2000:])
+    assert not res.correct and res.message
     if rank is not None:
-        assert res.failing_rank == rank
+        assert res.failing_rank == rank, res.message
     if trial is not None:
         assert res.failing_trial == trial, res.message
     if flag:
         assert flag in res.flags
     assert res.harness_version and res.world_size == 2 and res.device == "cpu"
+    _not_correct_and_fast(res)
+
+
+@pytest.mark.parametrize("name", ["probes_files", "opens_socket", "reads_judge_memory", "reads_env"])
+def test_probes_find_nothing(run_eval, name, monkeypatch):
+    """Each probe raises naming what it found; correct means it found nothing."""
+    monkeypatch.setenv("PKB_TEST_API_KEY", "sk-should-never-leak")
+    monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", "never")
+    res = run_eval(ADVERSARIAL / f"{name}.py")
+    assert res.correct, (res.message, res.log[-2000:])
+    _not_correct_and_fast(res)
+
+
+def test_segfault_names_the_signal(run_eval):
+    res = run_eval(ADVERSARIAL / "segfault.py")
+    assert res.failure == F.RUNTIME_ERROR and "SIGSEGV" in res.message, res.message
+
+
+def test_wrong_then_hang_blames_the_wrong_answer_fast(run_eval):
+    """The node stops the sandbox at rank 0's verdict: no wait for rank 1's trial limit."""
+    res = run_eval(ADVERSARIAL / "wrong_then_hang.py")
+    assert res.failure == F.INCORRECT and res.failing_rank == 0, res.message
+    assert res.node_seconds < 30
 
 
 def test_parse_error_starts_no_process(run_eval):
@@ -50,36 +98,47 @@ def test_parse_error_starts_no_process(run_eval):
     assert res.log == "" and res.node_seconds < 5
 
 
-def test_timer_patch_is_flagged_and_does_not_fool_the_clock(run_eval):
+def test_timer_patches_do_not_fool_the_judge(run_eval):
     honest = run_eval(CANDIDATES / "store_exchange.py")
-    patched = run_eval(ADVERSARIAL / "patches_timer.py")
-    assert honest.correct and patched.correct, (patched.message, patched.log[-2000:])
-    assert "patches_timer" in patched.flags
-    # Read through the patched clock, a call would look 1000x faster; through the harness's
-    # own clock the two (same work) stay within a small factor of each other.
-    assert patched.candidate_ms > honest.candidate_ms / 20
+    module_clock = run_eval(ADVERSARIAL / "patches_timer.py")
+    worker_clock = run_eval(ADVERSARIAL / "patches_worker_clock.py")
+    assert honest.correct and module_clock.correct and worker_clock.correct, worker_clock.message
+    assert "patches_timer" in module_clock.flags
+    # The worker's own clock is 1000x slow: its reports are replaced by the judge's clock.
+    assert "timed_by_judge_clock" in worker_clock.flags, worker_clock.evidence
+    assert worker_clock.judge_clock_ratio < 0.1
+    for res in (module_clock, worker_clock):
+        assert res.candidate_ms > honest.candidate_ms / 5, (res.candidate_ms, honest.candidate_ms)
+        _not_correct_and_fast(res)
 
 
-def test_candidate_sees_no_credentials(run_eval, monkeypatch):
-    monkeypatch.setenv("PKB_TEST_API_KEY", "sk-should-never-leak")
-    monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", "never")
-    res = run_eval(ADVERSARIAL / "reads_env.py")
-    assert res.correct, (res.message, res.log[-2000:])
+def test_content_replay_never_hits(run_eval):
+    """Fresh contents for every timed call: a content-keyed cache only misses, so the
+    candidate costs what its honest work costs."""
+    honest = run_eval(CANDIDATES / "store_exchange.py")
+    res = run_eval(ADVERSARIAL / "replays_by_content.py")
+    assert res.correct, res.message
+    assert res.candidate_ms > honest.candidate_ms / 3, (res.candidate_ms, honest.candidate_ms)
+    _not_correct_and_fast(res)
 
 
-def test_correct_candidate_reports_times(run_eval):
+def test_correct_candidate_reports_times_and_protections(run_eval):
     res = run_eval(CANDIDATES / "store_exchange.py")
     assert res.correct and res.failure is None, (res.message, res.log[-3000:])
     assert res.compiled and res.trials == 5
     assert res.candidate_ms > 0 and res.reference_ms > 0
     assert res.speedup == pytest.approx(res.reference_ms / res.candidate_ms)
+    assert res.speedup_ci_low <= res.speedup <= res.speedup_ci_high
+    assert res.checked_timed_calls >= 5
+    assert "interleaved" in res.flags
+    assert res.judge_clock_ratio is not None and 0.5 < res.judge_clock_ratio <= 1.5
     assert res.max_abs_error is not None and res.max_abs_error < 1e-4
     assert res.hardware_fingerprint.startswith("cpu-")
     assert res.roofline_ms is None and res.roofline_fraction is None  # no cpu roofline, by design
     assert res.node_seconds > 0
 
 
-def _children_of(pid: int) -> list[int]:
+def _children(pid: int) -> list[int]:
     kids = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
@@ -92,40 +151,29 @@ def _children_of(pid: int) -> list[int]:
     return kids
 
 
-def test_same_process_survives_hang_and_crash(run_eval):
-    """A hang and a crash cost their rank processes only: the next candidate in this very
-    process evaluates correctly, and nothing is left behind (ranks, zombies, /dev/shm)."""
-    from pkb_ray.engine import launcher
+def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
+    """A hang, a crash and a killed zygote cost their sandbox only: the next candidate on
+    the same judges evaluates correctly, and no sandbox is left behind."""
+    import importlib
 
-    shm_before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    ev = importlib.import_module("pkb_ray.engine.evaluation")
+
     hang = run_eval(ADVERSARIAL / "hang_one_rank.py")
     assert hang.failure == F.TIMEOUT and hang.failing_rank == 1 and hang.failing_trial == 0, hang.message
-    assert "trial:0" in hang.message
-    ok = run_eval(CANDIDATES / "store_exchange.py")
-    assert ok.correct, (ok.message, ok.log[-2000:])
-    crash = run_eval(ADVERSARIAL / "segfault.py")
-    assert crash.failure == F.RUNTIME_ERROR and "SIGSEGV" in crash.message
-    ok2 = run_eval(CANDIDATES / "store_exchange.py")
-    assert ok2.correct, (ok2.message, ok2.log[-2000:])
-    server = launcher._forkserver_popen
-    assert server is not None and server.poll() is None
-    assert _children_of(server.pid) == []  # every rank killed and reaped
-    if shm_before or os.path.isdir("/dev/shm"):
-        leaked = set(os.listdir("/dev/shm")) - shm_before
-        assert not {n for n in leaked if "torch" in n or n.startswith(("psm_", "mp-"))}, leaked
+    for name in ("segfault", "kills_parent"):
+        bad = run_eval(ADVERSARIAL / f"{name}.py")
+        assert not bad.correct
+        ok = run_eval(CANDIDATES / "store_exchange.py")
+        assert ok.correct, (name, ok.message, ok.log[-2000:])
+    nodes = list(ev._nodes.values())
+    assert len(nodes) == 1 and len(nodes[0].judges) == 2
+    judge_pids = {j.popen.pid for j in nodes[0].judges}
+    spare = nodes[0].spare.proc.popen.pid if nodes[0].spare else None
+    left = [p for p in _children(os.getpid()) if p not in judge_pids and p != spare]
+    assert not left, left
 
 
 def test_no_guard_lets_the_reference_itself_run(run_eval):
     res = run_eval(ADVERSARIAL / "calls_all_reduce.py", guard=False, time_candidate=False)
     assert res.correct, (res.message, res.log[-2000:])
     assert "guard_off" in res.flags and res.candidate_ms is None
-
-
-def test_killing_the_forkserver_costs_one_candidate(run_eval):
-    from pkb_ray.engine import launcher
-
-    res = run_eval(ADVERSARIAL / "kills_forkserver.py")
-    assert res.failure == F.RUNTIME_ERROR, (res.message, res.log[-2000:])
-    ok = run_eval(CANDIDATES / "store_exchange.py")
-    assert ok.correct, (ok.message, ok.log[-2000:])
-    assert launcher._forkserver_popen.poll() is None  # a new forkserver is up

@@ -1,6 +1,6 @@
 # GPU ONLY (problem allreduce). Not a hack: the honest peer-read sum, plus a host read of
 # a device value (.item()) in every call, as code with data-dependent control flow does.
-# Against the launch gate (engine/launch_gate.py) that read would wait forever: the GPU
+# Against the launch gate (engine/wire/gate.py) that read would wait forever: the GPU
 # holds the call until every rank has queued all of it. EXPECTED: the gate times out once,
 # the candidate is timed ungated (flag timed_ungated), correct, in seconds, not minutes.
 import torch

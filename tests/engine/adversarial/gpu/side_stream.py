@@ -3,7 +3,9 @@
 # not waited for. CUDA events on the current stream see only the sum, so a harness timing
 # with events alone reports a fast kernel while the GPU stays busy after "the end".
 # EXPECTED: correct, flagged side_stream, and the reported time includes the side-stream
-# work (the harness synchronizes the device and takes the host time into account).
+# work: the worker synchronizes the whole device before it answers, and the judge's clock
+# (the gate's opening -> the answer) replaces event times it cannot account for
+# (flag timed_by_judge_clock).
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem

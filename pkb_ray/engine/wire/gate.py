@@ -21,10 +21,13 @@ A call that waits on the GPU from the host (an .item(), a synchronize, a full la
 queue) would deadlock against a closed gate, so the kernel gives up after `timeout_us`
 and counts the expiry; timing.py then times that callable without the gate.
 
-rank_main builds the gate before the candidate is imported, with its launch bound then,
-and the kernel is compiled with NVRTC (torch.cuda._compile_kernel). Candidate code still runs
-in the same process (process isolation, not a sandbox), so it can reach the page; the
-gate is a measurement device, and the static check and host clock stay the cheat checks.
+Judges time the reference behind a gate whose slots they open themselves. A worker queues
+the candidate's calls behind a gate whose slots only the judges open (each judge when its
+worker says everything is queued), so the judge reads the time from the gate's opening to
+the worker's answer on its own clock. The worker can still write the page (it maps it);
+opening early only moves work out of the window that the judge's clock bounds from above,
+so it buys nothing (judge/clock.py). The kernel is compiled with NVRTC
+(torch.cuda._compile_kernel).
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ import ctypes
 import mmap
 import os
 import time
-from pathlib import Path
 
 import torch
 
@@ -89,40 +91,76 @@ class GateUnavailable(RuntimeError):
     """The gate cannot be built here; timing falls back to ungated calls."""
 
 
-class LaunchGate:
-    """One rank's side of the gate. Build it on every rank with the page `create_page` made.
+class GatePage:
+    """The page of host memory the gate kernels poll: [0, world) each rank's opened
+    generation, [world, 2 world) each rank's count of expired gates.
 
-    Everything a call uses is bound here, before candidate code is imported: patching
-    torch's kernel launcher or this class afterwards does not reach the gate."""
+    Made by the node (a memfd) and handed as a file descriptor to every process that opens
+    or polls it. For the candidate's gate the judges write the open slots (a worker cannot
+    open the judges' clock); for the reference's gate each judge writes its own."""
 
-    def __init__(self, path: str, rank: int, world_size: int, device: int, timeout_us: int) -> None:
+    def __init__(self, fd: int, world_size: int) -> None:
         if 2 * world_size * 4 > PAGE_BYTES:
             raise GateUnavailable(f"world size {world_size} does not fit one page")
-        if not 0 < timeout_us < 2**31:
-            raise GateUnavailable(f"gate timeout {timeout_us} us is out of range")
-        self.rank, self.world_size = rank, world_size
-        self.gen = 0
-        try:
-            fd = os.open(path, os.O_RDWR)  # made (zeroed) by create_page, never here
-            try:
-                if os.fstat(fd).st_size != PAGE_BYTES:
-                    raise OSError(f"expected {PAGE_BYTES} bytes")
-                self._map = mmap.mmap(fd, PAGE_BYTES, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-            finally:
-                os.close(fd)
-        except OSError as e:
-            raise GateUnavailable(f"shared page {path}: {e}") from e
-        self._page = (ctypes.c_int32 * (2 * world_size)).from_buffer(self._map)
-        host_ptr = ctypes.addressof(self._page)
-        rc = torch.cuda.cudart().cudaHostRegister(host_ptr, PAGE_BYTES, 3)  # portable | mapped
-        if int(rc) != 0:
-            raise GateUnavailable(f"cudaHostRegister failed ({rc})")
-        self._host_ptr = host_ptr
+        if os.fstat(fd).st_size != PAGE_BYTES:
+            raise GateUnavailable(f"a gate page has {PAGE_BYTES} bytes")
+        self.world_size = world_size
+        self._map = mmap.mmap(fd, PAGE_BYTES, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self._slots = (ctypes.c_int32 * (2 * world_size)).from_buffer(self._map)
+        self.host_ptr = ctypes.addressof(self._slots)
+        self._registered = False
+
+    @staticmethod
+    def create_fd() -> int:
+        """A zeroed page (a fresh memfd: a page left over by a killed evaluation would open
+        every gate)."""
+        fd = os.memfd_create("pkb_gate", os.MFD_CLOEXEC)
+        os.ftruncate(fd, PAGE_BYTES)
+        return fd
+
+    def open(self, rank: int, gen: int) -> float:
+        """Open `rank`'s slot for generation `gen`; returns when (perf_counter, one clock
+        for all the node's processes). The gate opens at the latest slot's time."""
+        t = _perf_counter()
+        self._slots[rank] = gen
+        return t
+
+    def opened(self, rank: int) -> int:
+        return int(self._slots[rank])
+
+    def expired(self, rank: int) -> int:
+        """How many of `rank`'s gates timed out so far (valid once its device is synchronized)."""
+        return int(self._slots[self.world_size + rank])
+
+    def device_pointer(self) -> int:
+        """The page as the current GPU sees it (registers the page once)."""
+        if not self._registered:
+            rc = torch.cuda.cudart().cudaHostRegister(self.host_ptr, PAGE_BYTES, 3)  # portable | mapped
+            if int(rc) != 0:
+                raise GateUnavailable(f"cudaHostRegister failed ({rc})")
+            self._registered = True
         dev_ptr = ctypes.c_uint64()
         libcuda = torch.cuda._utils._get_gpu_runtime_library()
-        if libcuda.cuMemHostGetDevicePointer_v2(ctypes.byref(dev_ptr), ctypes.c_void_p(host_ptr), 0) != 0:
-            self.close_page()
+        if libcuda.cuMemHostGetDevicePointer_v2(ctypes.byref(dev_ptr), ctypes.c_void_p(self.host_ptr), 0) != 0:
             raise GateUnavailable("cuMemHostGetDevicePointer failed")
+        return dev_ptr.value
+
+    def close(self) -> None:
+        if self._registered:
+            torch.cuda.cudart().cudaHostUnregister(self.host_ptr)
+            self._registered = False
+
+
+class LaunchGate:
+    """One rank's gate kernel over a GatePage. Everything a close() uses is bound here, so
+    patching torch's launcher afterwards does not reach the gate (the worker builds it
+    before it imports the candidate)."""
+
+    def __init__(self, page: GatePage, rank: int, device: int, timeout_us: int) -> None:
+        if not 0 < timeout_us < 2**31:
+            raise GateUnavailable(f"gate timeout {timeout_us} us is out of range")
+        self.page, self.rank = page, rank
+        dev_ptr = page.device_pointer()
         props = torch.cuda.get_device_properties(device)
         block = min(1024, props.max_threads_per_multi_processor)
         # Every thread slot of every SM: nothing else can be resident until the gate opens.
@@ -131,13 +169,13 @@ class LaunchGate:
         try:
             kernel = torch.cuda._compile_kernel(_SRC, "pkb_gate")
         except Exception as e:  # noqa: BLE001 - NVRTC missing or failing: no gate
-            self.close_page()
             raise GateUnavailable(f"compiling the gate kernel: {e}") from e
+        libcuda = torch.cuda._utils._get_gpu_runtime_library()
         # The launch, prepared once: cuLaunchKernel with fixed arguments but the generation.
         self._gen_arg = ctypes.c_int(0)
-        self._args = [ctypes.c_int(_as_i32(dev_ptr.value & 0xFFFFFFFF)), ctypes.c_int(_as_i32(dev_ptr.value >> 32)),
-                      ctypes.c_int(world_size), ctypes.c_int(rank), self._gen_arg, ctypes.c_int(timeout_us),
-                      ctypes.c_void_p(self._go.data_ptr())]
+        self._args = [ctypes.c_int(_as_i32(dev_ptr & 0xFFFFFFFF)), ctypes.c_int(_as_i32(dev_ptr >> 32)),
+                      ctypes.c_int(page.world_size), ctypes.c_int(rank), self._gen_arg,
+                      ctypes.c_int(timeout_us), ctypes.c_void_p(self._go.data_ptr())]
         self._params = (ctypes.c_void_p * len(self._args))(
             *[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in self._args])
         self._func, self._grid, self._block = kernel.func, grid, block
@@ -145,53 +183,15 @@ class LaunchGate:
         self._launch = libcuda.cuLaunchKernel
         self._stream = torch.cuda.current_stream
 
-    def close(self) -> None:
-        """Queue the gate for the next call on the current stream."""
-        self.gen += 1
-        self._gen_arg.value = self.gen
+    def close(self, gen: int) -> None:
+        """Queue the gate for generation `gen` on the current stream."""
+        self._gen_arg.value = gen
         rc = self._launch(self._func, self._grid, 1, 1, self._block, 1, 1, 0,
                           ctypes.c_void_p(self._stream().cuda_stream), self._params, None)
         if rc != 0:
             raise RuntimeError(f"launching the gate kernel failed (CUresult {rc})")
 
-    def open(self) -> float:
-        """Say this rank has queued the call; returns when (perf_counter, shared by the
-        node's processes): the gate opens at the latest rank's time."""
-        t = _perf_counter()
-        self._page[self.rank] = self.gen
-        return t
-
-    def expired(self) -> int:
-        """How many of this rank's gates timed out so far (valid once the device is synchronized)."""
-        return int(self._page[self.world_size + self.rank])
-
-    def close_page(self) -> None:
-        if getattr(self, "_host_ptr", None) is not None:
-            torch.cuda.cudart().cudaHostUnregister(self._host_ptr)
-            self._host_ptr = None
-
 
 def _as_i32(v: int) -> int:
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >= (1 << 31) else v
-
-
-def create_page(workdir: str) -> str | None:
-    """Make the zeroed page the ranks of the evaluation in `workdir` share (tmpfs when there
-    is one); None when it cannot be made (timing then runs ungated). The caller unlinks it.
-    A fresh file (O_EXCL): a page left over by a killed evaluation would open every gate."""
-    shm = Path("/dev/shm")
-    name = f"pkb_gate_{Path(workdir).name}"
-    path = shm / name if shm.is_dir() and os.access(shm, os.W_OK) else Path(workdir) / name
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError:
-        return None
-    try:
-        os.ftruncate(fd, PAGE_BYTES)
-    except OSError:
-        os.close(fd)
-        path.unlink(missing_ok=True)
-        return None
-    os.close(fd)
-    return str(path)

@@ -1,0 +1,226 @@
+"""evaluate(request) -> EvalResult: static check, build, judges and a sandboxed worker,
+verdict.
+
+The composition, in order:
+  static_check  -> parse_error / forbidden_api without starting a process
+  (prebuild)    -> the caller's BuildResult, if any: compile_error without GPU time
+  fingerprint   -> hardware identity (nvidia-smi; this process never touches CUDA)
+  profile       -> cached hardware profile (measured once per fingerprint, cuda only)
+  node          -> the judges (kept per process) and a fresh sandbox for this candidate
+  verdict       -> correct / failure class / times with their interval / roofline floor
+Never raises: a bug of the harness itself becomes harness_error with its traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from pkb_ray.engine import cache, hardware, nccl_stub, roofline, sandbox, static_check, verdict
+from pkb_ray.engine.env import rank_env
+from pkb_ray.engine.node import JudgeNode, NodeSpec
+from pkb_ray.engine.prebuild import BuildResult
+from pkb_ray.engine.request import EvalRequest
+from pkb_ray.engine.version import HARNESS_VERSION
+from pkb_ray.records import EvalResult, FailureClass
+
+DEFAULT_LOADER = "pkb_ray.problems:load_problem"
+LOG_CHARS = 20000
+PROFILE_TIMEOUT_S = 300.0
+
+_nodes: dict[tuple, JudgeNode] = {}
+_nodes_lock = threading.Lock()
+
+
+def _qualname(fn: Callable[..., Any] | str) -> str:
+    if isinstance(fn, str):
+        return fn
+    return f"{fn.__module__}:{fn.__qualname__}"
+
+
+def _resolve(qualname: str) -> Callable[..., Any]:
+    import importlib
+
+    mod, _, fn = qualname.partition(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+def evaluate(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFAULT_LOADER, *,
+             build: BuildResult | None = None, cuda_visible_devices: str | None = None) -> EvalResult:
+    """Evaluate one candidate; never raises.
+
+    load_problem: `(source, problem_id) -> Problem`, a module-level function (or its
+      "module:function" name) that the judges can import too.
+    build: the candidate's prebuild result (compile time and log are copied; a failed
+      build ends the evaluation without starting anything).
+    cuda_visible_devices: the GPUs of this evaluation (a node actor passes Ray's ids);
+      default: this process's CUDA_VISIBLE_DEVICES."""
+    t0 = time.monotonic()
+    result = EvalResult(world_size=request.world_size, device=request.device, size=request.size,
+                        harness_version=HARNESS_VERSION, trials=request.trials)
+    try:
+        _evaluate(request, _qualname(load_problem), build, cuda_visible_devices, result)
+    except Exception:  # noqa: BLE001 - the one place where everything is caught
+        result.correct = False
+        result.failure = FailureClass.HARNESS_ERROR
+        tb = traceback.format_exc()
+        result.message = f"harness error: {tb.strip().splitlines()[-1][:300]}"
+        result.log = (result.log + "\n" + tb)[-LOG_CHARS:]
+    result.node_seconds = time.monotonic() - t0
+    return result
+
+
+def _fail(result: EvalResult, failure: FailureClass, message: str) -> None:
+    result.correct = False
+    result.failure = failure
+    result.message = message
+
+
+def node_for(req: EvalRequest, cvd: str | None) -> JudgeNode:
+    """The judges for this kind of evaluation, started once per process and kept."""
+    plan = sandbox.plan_sandbox(req.sandbox.mode, req.sandbox.user, req.sandbox.bwrap_path or None)
+    cache_dirs = tuple(str(Path(d).expanduser().resolve()) for d in (req.cache_dir,))
+    stub = tuple(sorted(nccl_stub.build(req.cache_dir).items())) if req.device == "cuda" else ()
+    spec = NodeSpec(device=req.device, world_size=req.world_size, cuda_visible_devices=cvd, plan=plan,
+                    torch_cuda_arch_list=req.torch_cuda_arch_list, cache_dirs=cache_dirs,
+                    gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub)
+    with _nodes_lock:
+        node = _nodes.get(dataclasses.astuple(spec))
+        if node is None:
+            for other in list(_nodes.values()):  # one set of judges per process holds the GPUs
+                other.stop()
+            _nodes.clear()
+            node = _nodes[dataclasses.astuple(spec)] = JudgeNode(spec)
+    return node
+
+
+def shutdown() -> None:
+    with _nodes_lock:
+        for node in _nodes.values():
+            node.stop()
+        _nodes.clear()
+
+
+def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_visible_devices: str | None,
+              result: EvalResult) -> None:
+    if req.device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be cpu or cuda, got {req.device!r}")
+    if req.world_size < 1:
+        raise ValueError(f"world_size must be >= 1, got {req.world_size}")
+    report = static_check.check(req.candidate_source)
+    result.flags = list(report.flags) + ([] if req.guard else ["guard_off"])
+    result.sandbox = "not run: refused before any process started"
+    if report.parse_error:
+        return _fail(result, FailureClass.PARSE_ERROR, report.parse_error)
+    if report.forbidden and req.guard:
+        return _fail(result, FailureClass.FORBIDDEN_API, "; ".join(report.forbidden))
+    ext_dir = None
+    if build is not None:
+        result.compile_seconds = build.compile_seconds
+        result.build_log = build.log
+        if not build.ok:
+            return _fail(result, build.failure or FailureClass.COMPILE_ERROR, build.message)
+        ext_dir = build.extensions_dir or None
+
+    source = _absolute_source(req.problems_source)
+    problem = _resolve(loader)(source, req.problem_id)
+    if req.size not in problem.spec.sizes:
+        raise ValueError(f"problem {req.problem_id!r} has no size {req.size!r} "
+                         f"(sizes: {sorted(problem.spec.sizes)})")
+    if req.world_size not in problem.spec.world_sizes:
+        raise ValueError(f"problem {req.problem_id!r} runs at world sizes {list(problem.spec.world_sizes)}, "
+                         f"not {req.world_size}")
+    cvd = cuda_visible_devices if cuda_visible_devices is not None else os.environ.get("CUDA_VISIBLE_DEVICES")
+    if req.device == "cuda" and cvd:
+        visible = [d for d in cvd.split(",") if d.strip()]
+        if len(visible) < req.world_size:
+            raise ValueError(f"world_size {req.world_size} needs {req.world_size} GPUs; "
+                             f"CUDA_VISIBLE_DEVICES={cvd!r} has {len(visible)}")
+    fp = hardware.fingerprint(req.device, cvd)
+    result.hardware_fingerprint = fp
+    cache_dir = str(Path(req.cache_dir).expanduser())
+    profile = None
+    if req.device == "cuda":
+        profile = hardware.load_profile(cache_dir, fp) or _measure_profile(fp, cache_dir, cvd)
+    dtype = str(problem.spec.sizes[req.size].get("dtype", problem.spec.dtype))
+    result.roofline_ms = roofline.roofline_ms(problem.roofline(req.world_size, req.size), profile,
+                                              req.world_size, dtype)
+
+    node = node_for(req, cvd)
+    result.sandbox = _describe_sandbox(node.spec, req)
+    transport = req.transport if req.transport != "auto" else ("cuda" if req.device == "cuda" else "host")
+    job = dict(problem_id=req.problem_id, problems_source=source, loader=loader,
+               candidate_source=req.candidate_source, size=req.size, trials=req.trials, guard=req.guard,
+               time_candidate=req.time_candidate, timing=dataclasses.asdict(req.timing),
+               timeouts=dataclasses.asdict(req.timeouts), transport=transport, cache_dir=cache_dir,
+               reference_key=cache.reference_key(problem.id, problem.spec.version, req.world_size, req.size,
+                                                 req.device, fp, HARNESS_VERSION),
+               # Code that makes its own streams could wait on copy-engine work from the host
+               # while the gate holds the SMs: its calls are not held behind the gate.
+               gate_candidate=static_check.FLAG_STREAM not in result.flags)
+    t = req.timeouts
+    deadline_s = t.start_s + t.load_s + t.trial_s * (req.trials + 2) + (t.timing_s if req.time_candidate else 0) + 60
+    out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s)
+    verdict.compose(result, out, device=req.device, time_candidate=req.time_candidate, trials=req.trials)
+    result.log = result.log[-LOG_CHARS:]
+    if result.correct and result.reference_ms:
+        _remember_reference_time(cache_dir, job["reference_key"], req, result)
+
+
+def _describe_sandbox(spec: NodeSpec, req: EvalRequest) -> str:
+    """What confined this candidate, in words a reader can check: the sandbox kind (and what
+    was missing for a stronger one), and how native NCCL was kept out."""
+    text = spec.plan.description
+    if req.device == "cuda" and req.guard:
+        if not spec.nccl_stub:
+            text += "; nccl: not replaced (no libnccl found or no C compiler): process group and guard only"
+        elif spec.plan.kind.startswith("bwrap"):
+            text += "; nccl: replaced by a refusing stub"
+        else:
+            text += "; nccl: refusing stub preloaded (a path dlopen still reaches the real library)"
+    return text
+
+
+def _remember_reference_time(cache_dir: str, key: str, req: EvalRequest, result: EvalResult) -> None:
+    """The reference's median from this (interleaved) evaluation, for whoever wants a
+    reference time without timing it (reports, launch-bound checks). Never read back into
+    a speedup: every speedup comes from its own interleaved samples."""
+    cache.write_json(cache.timing_path(cache_dir, key, req.timing),
+                     {"median_ms": result.reference_ms, "harness_version": HARNESS_VERSION,
+                      "written_at": time.time()})
+
+
+def _absolute_source(source: str) -> str:
+    """Judges run elsewhere: a relative directory source must not depend on cwd."""
+    prefix = "pkb:" if source.startswith("pkb:") else ""
+    path = source[len(prefix):]
+    if source != "builtin" and path and Path(path).expanduser().exists():
+        return prefix + str(Path(path).expanduser().resolve())
+    return source
+
+
+_PROFILE = ("import json, sys, dataclasses\n"
+            "from pkb_ray.engine.hardware import measure_profile\n"
+            "print(json.dumps(dataclasses.asdict(measure_profile(sys.argv[1]))))")
+
+
+def _measure_profile(fp: str, cache_dir: str, cvd: str | None) -> hardware.HardwareProfile | None:
+    """Measure the hardware profile in one fresh process that sees every GPU of the node."""
+    env = rank_env(**({"CUDA_VISIBLE_DEVICES": cvd} if cvd is not None else {}),
+                   PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    try:
+        p = subprocess.run([sys.executable, "-c", _PROFILE, fp], env=env, capture_output=True, text=True,
+                           timeout=PROFILE_TIMEOUT_S)
+        prof = hardware.HardwareProfile(**json.loads(p.stdout.strip().splitlines()[-1]))
+    except (subprocess.SubprocessError, ValueError, IndexError, TypeError):
+        return None
+    hardware.save_profile(cache_dir, prof)
+    return prof

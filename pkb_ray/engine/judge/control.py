@@ -1,0 +1,94 @@
+"""The typed messages between the node (the evaluator process) and its judges.
+
+Both ends are trusted harness code, but the records stay typed across the boundary all the
+same (frames.py's JSON, checked by messages.decode's rules): a frozen JudgeJob in, events
+and a JudgeReport out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from pkb_ray.engine.wire.messages import Message
+
+
+@dataclass(frozen=True)
+class JudgeJob(Message):
+    """One evaluation, for one judge. Comes with two descriptors: the channel to this rank's
+    worker and the candidate's gate page."""
+    op: ClassVar[str] = "job"
+    eval_id: str
+    problem_id: str
+    problems_source: str
+    loader: str
+    candidate_source: str
+    size: str
+    trials: int
+    guard: bool
+    time_candidate: bool
+    timing: dict
+    """TimingConfig's fields."""
+    timeouts: dict
+    """TimeoutConfig's fields."""
+    seed: int
+    """The evaluation's secret: every input and every choice of checked call derives from it."""
+    transport: str
+    """cuda | host: where the arena lives (arena.py)."""
+    gate_candidate: bool
+    """Hold the candidate's calls behind the gate (off for code that makes its own streams:
+    it may wait on copy-engine work from the host while the gate holds the SMs)."""
+    cache_dir: str
+    reference_key: str
+
+
+@dataclass(frozen=True)
+class Quit(Message):
+    op: ClassVar[str] = "quit"
+
+
+@dataclass(frozen=True)
+class JudgeReady(Message):
+    op: ClassVar[str] = "judge_ready"
+    pid: int
+    gate: bool
+    """The judges' own launch gate could be built (reference timing can be gated)."""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class JudgeEvent(Message):
+    """Sent as soon as this judge's worker fails: the node stops the sandbox at once, so the
+    other ranks' workers do not hang on a dead peer until their phase limit."""
+    op: ClassVar[str] = "judge_event"
+    eval_id: str
+    phase: str
+    failure: str
+    message: str
+    trial: int = -1
+    worker_gone: bool = False
+    """The worker's channel closed: it died, or the node stopped it after another failure."""
+
+
+@dataclass(frozen=True)
+class JudgeReport(Message):
+    """This rank's verdict on one evaluation. `failure` empty = correct on this rank."""
+    op: ClassVar[str] = "judge_report"
+    eval_id: str
+    rank: int
+    failure: str = ""
+    message: str = ""
+    phase: str = ""
+    trial: int = -1
+    own_fault: bool = True
+    """False for a verdict that is not about this rank's own worker."""
+    worker_gone: bool = False
+    max_abs_error: float = 0.0
+    log: str = ""
+    compiled: bool = False
+    timing: dict = field(default_factory=dict)
+    """Rank 0 only: the gathered per-sample times and what the judges' clocks said."""
+    checked_timed_calls: int = 0
+    flags: list = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)
+    """Wall time per phase on this judge."""

@@ -1,0 +1,133 @@
+"""Inputs from the evaluation's secret, placed in the arena; outputs read back from it.
+
+Every input this judge makes comes from a seed drawn from the evaluation's secret (the
+node draws it with os.urandom for each evaluation and it never reaches a worker), in the
+same order on every judge, so the ranks' inputs fit together and a worker cannot
+regenerate any of them. The golden copy stays in the judge's own memory: after each run
+the arena's inputs are compared with it bit for bit.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from pkb_ray.engine.wire import trees
+from pkb_ray.engine.wire.arena import Arena, Layout
+from pkb_ray.engine.wire.frames import ProtocolError
+
+
+class Secrets:
+    """Per-evaluation random choices, identical on every judge (same seed, same order)."""
+
+    def __init__(self, seed: int) -> None:
+        self._inputs = random.Random(seed)
+        self._checks = random.Random(seed ^ 0x5EED_C0DE)
+
+    def input_seed(self) -> int:
+        return self._inputs.randrange(1 << 31)
+
+    def check_rng(self) -> random.Random:
+        return self._checks
+
+
+def clone(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.clone()
+    if isinstance(x, (list, tuple)):
+        return type(x)(clone(v) for v in x)
+    if isinstance(x, dict):
+        return {k: clone(v) for k, v in x.items()}
+    return x
+
+
+def nbytes(x: Any) -> int:
+    return sum(t.untyped_storage().nbytes() if t.is_contiguous() else t.numel() * t.element_size()
+               for t in trees.tensor_leaves(x))
+
+
+@dataclass
+class Placed:
+    """One call's arguments in the arena and what the worker is told about them."""
+    tree: Any
+    pairs: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    """(arena view, golden tensor) for every tensor argument."""
+
+    def unchanged(self) -> bool:
+        return all(_same_bits(view, gold) for view, gold in self.pairs)
+
+    def changed_arguments(self) -> int:
+        return sum(not _same_bits(v, g) for v, g in self.pairs)
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.device != b.device:
+        a = a.to(b.device)
+    if a.dtype == torch.bool:
+        return bool(torch.equal(a, b))
+    return bool(torch.equal(a.contiguous().reshape(-1).view(torch.uint8),
+                            b.contiguous().reshape(-1).view(torch.uint8)))
+
+
+def place(args: tuple, arena: Arena, layout: Layout) -> Placed:
+    placed = Placed(None)
+
+    def tensor(t: torch.Tensor) -> dict:
+        t = t.detach()
+        span = 1 + sum((d - 1) * s for d, s in zip(t.shape, t.stride())) if t.numel() else 0
+        off = layout.alloc(max(span, 1) * t.element_size())
+        view = arena.view(off, t.dtype, list(t.shape), list(t.stride()))
+        view.copy_(t)
+        placed.pairs.append((view, t))
+        return {"off": off, "dtype": trees.dtype_name(t.dtype), "shape": list(t.shape), "stride": list(t.stride())}
+
+    placed.tree = trees.encode(args, tensor)
+    return placed
+
+
+@dataclass
+class Slots:
+    """Where a call's outputs go: one contiguous slot per tensor of the expected output."""
+    descs: list[dict]
+
+
+def slots_for(expected: Any, arena: Arena, layout: Layout) -> Slots:
+    descs = []
+    for t in trees.tensor_leaves(expected):
+        off = layout.alloc(t.numel() * t.element_size())
+        descs.append({"off": off, "dtype": trees.dtype_name(t.dtype), "shape": list(t.shape)})
+    return Slots(descs)
+
+
+def rebuild(tree: Any, slots: Slots, expected: Any, arena: Arena, device: str) -> Any:
+    """The candidate's output as the judge sees it: tensors from the arena's slots, never
+    from anything the worker claims about values."""
+    trees.check_tree(tree)
+    exp_leaves = trees.tensor_leaves(expected)
+
+    def tensor(p: dict) -> Any:
+        i = p.get("slot")
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(slots.descs):
+            return trees.Mismatch(f"beyond the {len(slots.descs)} tensor(s) the reference returns")
+        s = slots.descs[i]
+        if p.get("plain") is not True:
+            return trees.Mismatch("that is a torch.Tensor subclass, expected a plain Tensor")
+        if p.get("shape") != s["shape"]:
+            return trees.Mismatch(f"of shape {p.get('shape')}, expected {s['shape']}")
+        if p.get("dtype") != s["dtype"]:
+            return trees.Mismatch(f"of dtype {p.get('dtype')}, expected {s['dtype']}")
+        want = str(exp_leaves[i].device)
+        if p.get("device") != want:
+            return trees.Mismatch(f"on device {p.get('device')}, expected {want}")
+        if p.get("copied") is not True:
+            return trees.Mismatch("that the worker did not hand back")
+        view = arena.view(s["off"], trees.dtype_of(s["dtype"]), s["shape"])
+        return view.to(device) if str(view.device) != device else view
+
+    try:
+        return trees.decode(tree, tensor)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ProtocolError(f"malformed output tree: {e}") from e

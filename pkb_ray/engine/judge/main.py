@@ -1,0 +1,78 @@
+"""A judge process: `python -m pkb_ray.engine.judge.main` (started by the node, never forked
+from anything that ran candidate code). It joins the judges' group, builds its gate, then
+serves JudgeJobs from the node until Quit.
+
+Arguments come as one JSON object in argv[1]: rank, world_size, device, store_port,
+control_fd, gate_fd, gate_timeout_us, sys_path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+
+
+def main() -> int:
+    import faulthandler
+    import signal
+
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <judge>` prints where it is
+    spec = json.loads(sys.argv[1])
+    sys.path[:0] = [p for p in spec["sys_path"] if p not in sys.path]
+    import torch
+
+    from pkb_ray.engine.judge.context import JudgeContext
+    from pkb_ray.engine.judge.control import JudgeJob, JudgeReady, Quit
+    from pkb_ray.engine.judge.group import JudgeGroup
+    from pkb_ray.engine.judge.link import WorkerLink
+    from pkb_ray.engine.judge.session import Session
+    from pkb_ray.engine.wire import frames, messages as m
+    from pkb_ray.engine.wire.gate import GatePage, GateUnavailable
+
+    rank, world, device = spec["rank"], spec["world_size"], spec["device"]
+    if device == "cuda":
+        torch.cuda.set_device(rank)
+        device = f"cuda:{rank}"
+        torch.zeros(1, device=device)
+    else:
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+    ctl = socket.socket(fileno=spec["control_fd"])
+    reader = frames.FrameReader(ctl)
+    group = JudgeGroup(rank, world, device, spec["store_port"], spec["group_timeout_s"])
+    ctx = JudgeContext(rank, world, device, group)
+    ctx.build_ref_gate(spec["gate_fd"], spec["gate_timeout_us"])
+    decoded = (JudgeJob, Quit)
+    frames.send(ctl, m.to_wire(JudgeReady(pid=os.getpid(), gate=ctx.ref_gate is not None, detail=ctx.gate_note)))
+
+    def notify(event: m.Message) -> None:
+        frames.send(ctl, m.to_wire(event))
+
+    while True:
+        try:
+            obj, fds = reader.recv()
+        except frames.PeerClosed:
+            return 0
+        msg = m.decode(obj, decoded)  # type: ignore[arg-type]
+        if isinstance(msg, Quit):
+            return 0
+        worker_fd, page_fd = fds[0], fds[1]
+        page = None
+        try:
+            page = GatePage(page_fd, world)
+        except GateUnavailable:
+            page = None
+        link = WorkerLink(socket.socket(fileno=worker_fd))
+        try:
+            report = Session(ctx, msg, link, page, page_fd, notify).run()
+        finally:
+            link.sock.close()
+            if page is not None:
+                page.close()
+            os.close(page_fd)
+        frames.send(ctl, m.to_wire(report))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""The node: judges kept across candidates, one fresh sandbox per candidate, the verdicts.
+
+    node = JudgeNode(NodeSpec(device="cuda", world_size=2, ...)); node.start()
+    outcome = node.run(JobSpec(...))
+
+The node process itself never imports candidate code and never touches CUDA. It starts
+one judge per GPU (fresh interpreters, allow-listed environment), a TCP store they meet on
+and the page their own launch gate polls. For each candidate it takes a sandbox that was
+started ahead (its zygote has already imported torch: 1-3 s off the candidate's clock) and
+starts the next one, hands each judge its end of the channel to its worker, and waits. The
+first failure a judge reports stops the sandbox at once, so the other ranks' workers do
+not hang on a dead peer until their phase limit, and a rank the node stopped itself is
+never named as the cause (verdict.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pkb_ray.engine import nccl_stub, sandbox
+from pkb_ray.engine.env import rank_env
+from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
+from pkb_ray.engine.wire import frames, messages as m
+from pkb_ray.engine.wire.gate import GatePage
+
+JUDGE_START_S = 180.0
+GRACE_S = 0.5
+"""After the first failure, how long reports from other ranks may still name the cause."""
+
+
+class JudgesBroken(RuntimeError):
+    """A judge died or stopped answering: the node restarts them all."""
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    device: str
+    world_size: int
+    cuda_visible_devices: str | None
+    plan: sandbox.SandboxPlan
+    torch_cuda_arch_list: str
+    cache_dirs: tuple[str, ...]
+    """Directories no worker may see (the caches, the tracking store, the sweeps)."""
+    gate_timeout_us: int = 100_000
+    group_timeout_s: float = 600.0
+    nccl_stub: tuple[tuple[str, str], ...] = ()
+    """(real libnccl path, stub path) pairs: what a guarded sandbox sees instead of NCCL."""
+
+
+@dataclass
+class NodeOutcome:
+    reports: dict[int, JudgeReport] = field(default_factory=dict)
+    events: list[tuple[float, int, JudgeEvent]] = field(default_factory=list)
+    """(seconds since start, rank, event) in the order the node received them."""
+    stopped_at: float | None = None
+    """When the node stopped the sandbox (after the first failure), seconds since start."""
+    logs: dict[str, str] = field(default_factory=dict)
+    nccl_refused: str = ""
+    """NCCL entry points the stub refused (the sandbox's marker file; empty if none)."""
+    harness_error: str = ""
+    wall_s: float = 0.0
+    sandbox_wait_s: float = 0.0
+
+
+class _Judge:
+    def __init__(self, rank: int, popen: subprocess.Popen, sock: socket.socket) -> None:
+        self.rank, self.popen, self.sock = rank, popen, sock
+        self.reader = frames.FrameReader(sock)
+
+
+class _Sandbox:
+    """A started sandbox and the judges' ends of its channels."""
+
+    def __init__(self, proc: sandbox.SandboxProcess, ends: list[socket.socket], guard: bool) -> None:
+        self.proc, self.ends, self.guard = proc, ends, guard
+
+
+class JudgeNode:
+    def __init__(self, spec: NodeSpec) -> None:
+        self.spec = spec
+        self.judges: list[_Judge] = []
+        self.store = None
+        self.ref_page_fd: int | None = None
+        self.spare: _Sandbox | None = None
+
+    # ------------------------------------------------------------------ judges
+    def _env(self, **extra: str) -> dict[str, str]:
+        over = dict(extra)
+        if self.spec.device == "cuda":
+            if self.spec.cuda_visible_devices is not None:
+                over["CUDA_VISIBLE_DEVICES"] = self.spec.cuda_visible_devices
+        else:
+            over["CUDA_VISIBLE_DEVICES"] = ""
+            over["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // self.spec.world_size))
+        return rank_env(**over)
+
+    def start(self) -> None:
+        if self.judges:
+            return
+        import torch.distributed as dist  # the store lives in this process, outside every sandbox
+
+        ws = self.spec.world_size
+        self.store = dist.TCPStore("127.0.0.1", 0, ws, True, wait_for_workers=False)
+        self.ref_page_fd = GatePage.create_fd()
+        for r in range(ws):
+            ours, theirs = socket.socketpair()
+            arg = {"rank": r, "world_size": ws, "device": self.spec.device, "store_port": self.store.port,
+                   "control_fd": theirs.fileno(), "gate_fd": self.ref_page_fd,
+                   "gate_timeout_us": self.spec.gate_timeout_us, "group_timeout_s": self.spec.group_timeout_s,
+                   "sys_path": [p for p in sys.path if p]}
+            # PR_SET_PDEATHSIG follows the thread that forks: only tie judges to a main thread
+            # (elsewhere a judge sees its control channel close and exits).
+            pre = _die_with_parent if threading.current_thread() is threading.main_thread() else None
+            popen = subprocess.Popen([sys.executable, "-m", "pkb_ray.engine.judge.main", json.dumps(arg)],
+                                     env=self._env(PYTHONPATH=os.pathsep.join(p for p in sys.path if p)),
+                                     pass_fds=[theirs.fileno(), self.ref_page_fd], stdin=subprocess.DEVNULL,
+                                     start_new_session=True, preexec_fn=pre)
+            theirs.close()
+            self.judges.append(_Judge(r, popen, ours))
+        for j in self.judges:
+            try:
+                obj, _ = j.reader.recv(timeout_s=JUDGE_START_S)
+                m.decode(obj, (JudgeReady,))
+            except (frames.FrameTimeout, frames.ProtocolError) as e:
+                self.stop()
+                raise JudgesBroken(f"judge {j.rank} did not start: {e}") from e
+
+    def stop(self) -> None:
+        for j in self.judges:
+            try:
+                frames.send(j.sock, m.to_wire(Quit()))
+            except OSError:
+                pass
+        for j in self.judges:
+            try:
+                j.popen.wait(5)
+            except subprocess.TimeoutExpired:
+                j.popen.kill()
+                j.popen.wait(5)
+            j.sock.close()
+        self.judges = []
+        if self.ref_page_fd is not None:
+            os.close(self.ref_page_fd)
+            self.ref_page_fd = None
+        self.store = None
+        if self.spare is not None:
+            self._discard(self.spare)
+            self.spare = None
+
+    # ------------------------------------------------------------------ sandboxes
+    def _new_sandbox(self, guard: bool) -> _Sandbox:
+        ws = self.spec.world_size
+        pairs = [socket.socketpair() for _ in range(ws)]
+        fds = [b.fileno() for _, b in pairs]
+        env = self._env(PKB_WORKER_FDS=",".join(map(str, fds)), TORCH_EXTENSIONS_DIR="{TMP}/ext",
+                        TORCH_CUDA_ARCH_LIST=self.spec.torch_cuda_arch_list, TRITON_CACHE_DIR="{TMP}/triton",
+                        GLOO_SOCKET_IFNAME="lo", NCCL_SOCKET_IFNAME="lo")
+        proc = sandbox.start(self.spec.plan, ["python", "-m", "pkb_ray.engine.worker.zygote"], env=env,
+                             pass_fds=fds, gpu=self.spec.device == "cuda", cache_dirs=list(self.spec.cache_dirs),
+                             dirs=["ext"], binds=dict(self.spec.nccl_stub) if guard else None)
+        for _, b in pairs:
+            b.close()
+        return _Sandbox(proc, [a for a, _ in pairs], guard)
+
+    @staticmethod
+    def _discard(sb: _Sandbox) -> None:
+        for s in sb.ends:
+            s.close()
+        sb.proc.cleanup()
+
+    def _take_sandbox(self, guard: bool) -> _Sandbox:
+        ok = self.spare is not None and self.spare.proc.alive() and self.spare.guard == guard
+        sb = self.spare if ok else None
+        if sb is None and self.spare is not None:
+            self._discard(self.spare)
+        self.spare = None
+        if sb is None:
+            sb = self._new_sandbox(guard)
+        return sb
+
+    def prewarm(self, guard: bool = True) -> None:
+        """Start the next candidate's sandbox now (its imports overlap whatever comes next)."""
+        if self.spare is None:
+            self.spare = self._new_sandbox(guard)
+
+    # ------------------------------------------------------------------ one evaluation
+    def run(self, job: dict, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:
+        """Evaluate one candidate. `job` holds JudgeJob's fields but eval_id and seed (made
+        here: the seed from os.urandom, for this evaluation alone)."""
+        self.start()
+        t0 = time.monotonic()
+        out = NodeOutcome()
+        sb = self._take_sandbox(job["guard"])
+        self.prewarm(job["guard"])
+        try:
+            if extensions_from and os.path.isdir(extensions_from):
+                _copy_tree(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
+            t_wait = time.monotonic()
+            if not sb.proc.wait_ready(start_s):
+                out.harness_error = ("the sandbox did not start: "
+                                     + (sb.proc.log_tail("zygote.log", 2000).strip() or "no output"))
+                return out
+            out.sandbox_wait_s = time.monotonic() - t_wait
+            eval_id = uuid.uuid4().hex[:12]
+            page_fd = GatePage.create_fd()
+            seed = int.from_bytes(os.urandom(8), "little") & ((1 << 62) - 1)
+            try:
+                for j, end in zip(self.judges, sb.ends):
+                    msg = JudgeJob(eval_id=eval_id, seed=seed, **job)
+                    frames.send(j.sock, m.to_wire(msg), [end.fileno(), page_fd])
+            except OSError as e:
+                raise JudgesBroken(f"a judge is gone: {e}") from e
+            finally:
+                os.close(page_fd)
+                for end in sb.ends:
+                    end.close()
+            self._collect(out, eval_id, sb, t0, deadline_s)
+        except JudgesBroken as e:
+            out.harness_error = str(e)
+            sb.proc.kill()
+            self.stop()  # started afresh for the next candidate
+        finally:
+            sb.proc.kill()
+            out.logs = {name: sb.proc.log_tail(name) for name in
+                        ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]}
+            out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
+            sb.proc.cleanup()
+            out.wall_s = time.monotonic() - t0
+        return out
+
+    def _collect(self, out: NodeOutcome, eval_id: str, sb: _Sandbox, t0: float, deadline_s: float) -> None:
+        by_sock = {j.sock.fileno(): j for j in self.judges}
+        end = time.monotonic() + deadline_s
+        stopped_extra = False
+        kill_at: float | None = None
+        while len(out.reports) < len(self.judges):
+            if kill_at is not None and out.stopped_at is None and time.monotonic() >= kill_at:
+                # Let the zygote write how any rank that is already gone ended (a signal, an
+                # exit code) before everything in the sandbox is stopped at once.
+                for _, rank, e in out.events:
+                    if e.worker_gone:
+                        _wait_for_line(sb.proc, f"rank {rank} ", 0.3)
+                sb.proc.kill()
+                out.stopped_at = time.monotonic() - t0
+            left = end - time.monotonic()
+            if left <= 0:
+                if not stopped_extra:
+                    # Judges wait on their workers with their own limits; stopping the sandbox
+                    # ends those waits at once. Give them a moment to report.
+                    sb.proc.kill()
+                    out.stopped_at = out.stopped_at or time.monotonic() - t0
+                    end = time.monotonic() + 30
+                    stopped_extra = True
+                    continue
+                raise JudgesBroken(f"judges did not report within {deadline_s:.0f} s")
+            buffered = [fd for fd, j in by_sock.items() if j.reader.buffered()]
+            wait_s = min(left, 1.0) if kill_at is None or out.stopped_at is not None else \
+                max(0.0, min(left, kill_at - time.monotonic()))
+            ready = buffered or select.select(list(by_sock), [], [], wait_s)[0]
+            for fd in ready:
+                j = by_sock[fd]
+                try:
+                    obj, _ = j.reader.recv(timeout_s=30)
+                except (frames.ProtocolError, frames.FrameTimeout) as e:
+                    raise JudgesBroken(f"judge {j.rank}: {e}") from e
+                msg = m.decode(obj, (JudgeEvent, JudgeReport))
+                if getattr(msg, "eval_id", eval_id) != eval_id:
+                    continue
+                if isinstance(msg, JudgeEvent):
+                    out.events.append((time.monotonic() - t0, j.rank, msg))
+                    if msg.failure == "harness_error":
+                        raise JudgesBroken(f"judge {j.rank}: {msg.message}")
+                    if kill_at is None:
+                        # Not at once: what other ranks report in the next moments is still
+                        # their own doing (a rank that crashed while its peer returned garbage).
+                        kill_at = time.monotonic() + GRACE_S / 2
+                else:
+                    out.reports[j.rank] = msg
+            for j in self.judges:
+                if j.popen.poll() is not None:
+                    raise JudgesBroken(f"judge {j.rank} exited with code {j.popen.returncode}")
+
+
+def _wait_for_line(proc: sandbox.SandboxProcess, prefix: str, timeout_s: float) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if any(line.startswith(prefix) for line in proc.log_tail("zygote.log", 2000).splitlines()):
+            return
+        time.sleep(0.01)
+
+
+def _copy_tree(src: str, dst: str, plan: sandbox.SandboxPlan) -> None:
+    """The candidate's prebuilt extensions, copied in with their times (torch's build sees
+    them up to date and loads them: 0.1 s instead of a 48 s compile, DESIGN.md)."""
+    shutil.copytree(src, dst, dirs_exist_ok=True, copy_function=shutil.copy2)
+    if plan.uid is not None:
+        for root, dirs, files in os.walk(dst):
+            for n in dirs + files:
+                os.chown(os.path.join(root, n), plan.uid, plan.gid or plan.uid)
+
+
+def _die_with_parent() -> None:
+    """A judge outlives no evaluator."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass

@@ -1,0 +1,367 @@
+"""Where candidate code runs: one sandbox per candidate, all its ranks inside, judges outside.
+
+Kinds, strongest first (`eval.sandbox.mode=auto` takes the strongest this machine allows,
+and says which in every result's `sandbox` field, never silently):
+  bwrap+uid  bubblewrap, run as a dedicated unprivileged user (default `pkb-sandbox`; made
+             by scripts/install.sh when it runs as root)
+  bwrap      bubblewrap as the evaluator's own user (its files keep their owner checks)
+  uid        no bubblewrap: the dedicated user alone (sees what that user may read)
+  none       the evaluator's user in fresh processes (no confinement: said in every result)
+Under bubblewrap a worker sees: the system's libraries and Python (read-only), the package's
+own code (read-only, at /opt/pkb), a private writable /tmp shared by the candidate's ranks,
+the GPU device files, and a network namespace of its own (loopback only). It does not see
+the caches, kernels_cache/, sweeps/, the tracking store, the checkout or any home directory.
+Measured on the H200 nodes (DESIGN.md): CUDA and 2-rank symmetric memory work inside, also
+as an unprivileged user with --unshare-user.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import hashlib
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pkb_ray
+from pkb_ray.engine.env import rank_env
+
+KINDS = ("bwrap+uid", "bwrap", "uid", "none")
+DEFAULT_USER = "pkb-sandbox"
+INSIDE_UID = 1000
+PKG_MOUNT = "/opt/pkb"
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/conda")
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "passwd", "group", "hosts",
+        "localtime", "alternatives", "os-release", "ssl", "ca-certificates", "host.conf", "gai.conf")
+
+
+class SandboxError(RuntimeError):
+    """The sandbox asked for cannot be had on this machine."""
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    kind: str
+    bwrap: str | None = None
+    uid: int | None = None
+    gid: int | None = None
+    user: str = ""
+    note: str = ""
+    """What is missing for a stronger kind (empty for bwrap+uid)."""
+
+    @property
+    def description(self) -> str:
+        name = f"{self.kind}({self.user})" if self.uid is not None else self.kind
+        return f"{name}: {self.note}" if self.note else name
+
+
+def _find_bwrap(path: str | None) -> str | None:
+    for cand in (path, os.environ.get("PKB_BWRAP"), shutil.which("bwrap")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def _user(name: str) -> tuple[int, int] | None:
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    return pw.pw_uid, pw.pw_gid
+
+
+def _probe(plan: "SandboxPlan") -> str:
+    """'' when a sandbox of this plan can start this Python here, else why not (the first
+    lines of what it said). Runs the real thing: the binds and the user of a worker."""
+    workdir = tempfile.mkdtemp(prefix="pkb_probe_")
+    try:
+        os.chmod(workdir, 0o700)
+        if plan.uid is not None:
+            os.chown(workdir, plan.uid, plan.gid or plan.uid)
+        py = [sys.executable, "-c", "import sys"]
+        if plan.kind.startswith("bwrap"):
+            cmd = _bwrap_args(plan, workdir, [], import_paths([]), {}) + ["--"] + py
+        else:
+            cmd = py
+        kw = {"user": plan.uid, "group": plan.gid, "extra_groups": []} if plan.uid is not None else {}
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=workdir, **kw)
+    except (OSError, subprocess.SubprocessError) as e:
+        return str(e)[:300]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return "" if p.returncode == 0 else (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[0][:300]
+
+
+@functools.lru_cache(maxsize=8)
+def plan_sandbox(mode: str = "auto", user: str = DEFAULT_USER, bwrap_path: str | None = None) -> SandboxPlan:
+    """The sandbox this machine allows for `mode` (auto = the strongest). Raises SandboxError
+    when an explicit mode cannot be had, naming what is missing."""
+    if mode not in ("auto",) + KINDS:
+        raise SandboxError(f"eval.sandbox.mode must be one of auto, {', '.join(KINDS)}; got {mode!r}")
+    notes = []
+    bwrap = _find_bwrap(bwrap_path)
+    ids = _user(user) if os.geteuid() == 0 else None
+    if ids is None:
+        notes.append(f"no user {user}" + ("" if os.geteuid() == 0 else " (needs root to switch)")
+                     + " (scripts/install.sh makes it when run as root)")
+    why_bwrap = "no bwrap on PATH (install bubblewrap)" if bwrap is None else ""
+    if bwrap and ids and mode in ("auto", "bwrap+uid"):
+        plan = SandboxPlan("bwrap+uid", bwrap, ids[0], ids[1], user)
+        err = _probe(plan)
+        if not err:
+            return plan
+        notes.append(f"bwrap as {user} fails: {err}")
+    if bwrap and mode in ("auto", "bwrap"):
+        err = _probe(SandboxPlan("bwrap", bwrap))
+        if not err:
+            return SandboxPlan("bwrap", bwrap, note="; ".join(notes))
+        why_bwrap = f"bwrap fails here: {err}"
+    if why_bwrap:
+        notes.append(why_bwrap)
+    if ids and mode in ("auto", "uid"):
+        plan = SandboxPlan("uid", None, ids[0], ids[1], user)
+        err = _probe(plan)
+        if not err:
+            return SandboxPlan("uid", None, ids[0], ids[1], user, note="; ".join(notes))
+        notes.append(f"running as {user} fails: {err}")
+    if mode in ("auto", "none"):
+        return SandboxPlan("none", note="; ".join(notes) or "asked for")
+    raise SandboxError(f"sandbox {mode!r} is not available here: {'; '.join(notes)}")
+
+
+# --------------------------------------------------------------------------- what a worker may see
+
+def _denied(cache_dirs: list[str]) -> list[Path]:
+    out = [Path.home().resolve(), Path.cwd().resolve()]
+    out += [Path(d).expanduser().resolve() for d in cache_dirs if d]
+    return out
+
+
+def _may_bind(path: Path, denied: list[Path]) -> bool:
+    """A path may be shown to a worker if it is none of the denied ones, holds none of them,
+    and lies in none of them (except the home directory: Python installs live under it)."""
+    for d in denied:
+        if path == d or d.is_relative_to(path):
+            return False
+        if path.is_relative_to(d) and d != Path.home().resolve():
+            return False
+    return True
+
+
+def import_paths(cache_dirs: list[str]) -> list[str]:
+    """The directories a worker's Python needs, minus anything that could show harness data."""
+    denied = _denied(cache_dirs)
+    pkg_parent = Path(pkb_ray.__file__).resolve().parent.parent
+    paths = []
+    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]:
+        if not p:
+            continue
+        rp = Path(p).resolve()
+        if not rp.is_dir() or rp == pkg_parent or str(rp) in paths:
+            continue
+        if _may_bind(rp, denied):
+            paths.append(str(rp))
+    return sorted(set(paths), key=len)
+
+
+def _bwrap_args(plan: SandboxPlan, workdir: str, device_nodes: list[str], ro_paths: list[str],
+                binds: dict[str, str]) -> list[str]:
+    args = [plan.bwrap or "bwrap", "--die-with-parent", "--new-session", "--unshare-all",
+            "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID)]
+    for d in _SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+    for name in _ETC:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    # The private /tmp first: an import path under /tmp (a packed site) is bound inside it.
+    args += ["--bind", workdir, "/tmp"]
+    for p in ro_paths:
+        if not any(p == d or p.startswith(d + "/") for d in _SYSTEM_DIRS):
+            args += ["--ro-bind", p, p]
+    args += ["--ro-bind", os.path.join(package_copy(), "pkb_ray"), f"{PKG_MOUNT}/pkb_ray"]
+    for dst, src in sorted(binds.items()):  # after the trees they lie in: they cover a file
+        args += ["--ro-bind", src, dst]
+    args += ["--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc",
+             "--ro-bind-try", "/sys", "/sys"]
+    for node in device_nodes:
+        args += ["--dev-bind", node, node]
+    args += ["--chdir", "/tmp"]
+    return args
+
+
+@functools.lru_cache(maxsize=1)
+def package_copy() -> str:
+    """The package's code, copied once per version to a directory anyone may read.
+
+    The sandbox user must be able to reach what it is shown, and a checkout often lies
+    under a home directory it may not enter (/root is 0700). Copied, not linked: the
+    checkout's other files (kernels_cache/, sweeps/, mlflow.db) stay out of sight."""
+    src = Path(pkb_ray.__file__).resolve().parent
+    files = sorted(p for p in src.rglob("*.py") if "__pycache__" not in p.parts)
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(str(p.relative_to(src)).encode() + b"\0" + p.read_bytes())
+    return public_dir(f"code-{digest.hexdigest()[:16]}", lambda d: [
+        _copy_file(p, d / "pkb_ray" / p.relative_to(src)) for p in files])
+
+
+def _copy_file(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+
+
+def public_dir(name: str, fill: "Callable[[Path], object]") -> str:
+    """A directory under the system temp dir, filled once by `fill`, then readable by all
+    and writable by none but its owner (made under a temporary name, renamed when whole)."""
+    root = Path(tempfile.gettempdir()) / "pkb_public"
+    root.mkdir(mode=0o755, exist_ok=True)
+    os.chmod(root, 0o755)
+    final = root / name
+    if not final.exists():
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+        fill(tmp)
+        for dirpath, dirnames, filenames in os.walk(tmp):
+            os.chmod(dirpath, 0o755)
+            for f in filenames:
+                os.chmod(os.path.join(dirpath, f), 0o755 if os.access(os.path.join(dirpath, f), os.X_OK) else 0o644)
+        try:
+            tmp.rename(final)
+        except OSError:  # another process made it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+    return str(final)
+
+
+def gpu_device_nodes() -> list[str]:
+    return sorted(p for p in glob.glob("/dev/nvidia*") if os.path.exists(p))
+
+
+# --------------------------------------------------------------------------- a running sandbox
+
+class SandboxProcess:
+    """One sandbox: its process (group), its working directory, its logs."""
+
+    def __init__(self, plan: SandboxPlan, popen: subprocess.Popen, workdir: str, inside_dir: str,
+                 sandbox_id: str) -> None:
+        self.plan, self.popen, self.workdir, self.inside_dir, self.id = plan, popen, workdir, inside_dir, sandbox_id
+        self.ready = False
+        self.started_at = time.monotonic()
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """True once the zygote has imported torch (it prints "ready")."""
+        if self.ready:
+            return True
+        import select
+        out = self.popen.stdout
+        assert out is not None
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if self.popen.poll() is not None:
+                return False
+            if select.select([out], [], [], max(0.0, end - time.monotonic()))[0]:
+                line = out.readline(64)
+                if line.strip() == b"ready":
+                    self.ready = True
+                    return True
+                if not line:
+                    return False
+        return False
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.plan.kind in ("uid", "none"):
+            _kill_tagged(self.id)  # no pid namespace: find what escaped the process group
+        try:
+            self.popen.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.popen.stdout:
+            self.popen.stdout.close()
+
+    def log_tail(self, name: str, chars: int = 6000) -> str:
+        try:
+            with open(os.path.join(self.workdir, name), "rb") as f:  # a candidate may print gigabytes
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 4 * chars))
+                return f.read().decode(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def cleanup(self) -> None:
+        self.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _kill_tagged(sandbox_id: str) -> None:
+    tag = f"PKB_SANDBOX_ID={sandbox_id}".encode()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if tag in (d / "environ").read_bytes().split(b"\0"):
+                os.kill(int(d.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
+
+
+def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fds: list[int],
+          gpu: bool, cache_dirs: list[str], pre_files: dict[str, str] | None = None,
+          dirs: list[str] = (), binds: dict[str, str] | None = None) -> SandboxProcess:
+    """Start `command` (a Python module invocation; its first element is replaced by the
+    interpreter) in a new sandbox. `env` holds allow-listed names only (env.rank_env);
+    paths in `env` and `command` that name the sandbox's working directory use the
+    placeholder {TMP}. `pre_files` and `dirs` are made in that directory first. `binds`
+    shows a file of the node's in place of another (the NCCL stub over libnccl); without
+    bubblewrap they are preloaded instead (LD_PRELOAD: weaker, a path dlopen still works)."""
+    workdir = tempfile.mkdtemp(prefix="pkb_sbx_")
+    os.chmod(workdir, 0o700)
+    for name, text in (pre_files or {}).items():
+        Path(workdir, name).write_text(text)
+    for name in dirs:
+        Path(workdir, name).mkdir(exist_ok=True)
+    if plan.uid is not None:
+        for root, ds, fs in os.walk(workdir):
+            for n in [root] + [os.path.join(root, x) for x in ds + fs]:
+                os.chown(n, plan.uid, plan.gid or plan.uid)
+    sandbox_id = os.path.basename(workdir)
+    bwrapped = plan.kind.startswith("bwrap")
+    inside = "/tmp" if bwrapped else workdir
+    full_env = {k: v.replace("{TMP}", inside) for k, v in env.items()}
+    command = [c.replace("{TMP}", inside) for c in command]
+    full_env.update(HOME=inside, TMPDIR=inside, PKB_WORKDIR=inside, PKB_SANDBOX_ID=sandbox_id,
+                    PYTHONDONTWRITEBYTECODE="1")
+    ro = import_paths(cache_dirs)
+    if bwrapped:
+        full_env["PYTHONPATH"] = os.pathsep.join([PKG_MOUNT] + [p for p in ro if p not in (sys.prefix, sys.base_prefix)])
+        argv = _bwrap_args(plan, workdir, gpu_device_nodes() if gpu else [], ro, binds or {}) + \
+            ["--", sys.executable] + command[1:]
+    else:
+        full_env["PYTHONPATH"] = os.pathsep.join([package_copy()] + ro)
+        if binds:
+            full_env["LD_PRELOAD"] = " ".join(sorted(set(binds.values())))
+        argv = [sys.executable] + command[1:]
+    kw = {"user": plan.uid, "group": plan.gid, "extra_groups": []} if plan.uid is not None else {}
+    err = open(os.path.join(workdir, "zygote.log"), "ab")
+    try:
+        popen = subprocess.Popen(argv, env=full_env, pass_fds=pass_fds, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=err, cwd=workdir, start_new_session=True,
+                                 close_fds=True, **kw)
+    finally:
+        err.close()
+    return SandboxProcess(plan, popen, workdir, inside, sandbox_id)

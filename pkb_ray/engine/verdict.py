@@ -1,0 +1,164 @@
+"""From the judges' reports to one EvalResult: the cause of a failure, the times with their
+interval, the protections each number stands on, and the physics floor.
+
+The cause of a failed evaluation is what the first failing rank's judge saw (the node
+stopped the sandbox right then), or, among reports that arrived within GRACE_S of it, the
+one FAILURE_TABLE puts first. A worker that only ended because the node stopped it is
+never the cause. A correct result faster than 0.9 x its roofline is `implausible`: a
+harness bug or a hack, never a finding; it is kept with its evidence.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from pkb_ray.engine import timing_stats
+from pkb_ray.engine.judge.control import JudgeEvent, JudgeReport
+from pkb_ray.engine.node import GRACE_S, NodeOutcome
+from pkb_ray.records import EvalResult, FailureClass
+
+PHYSICS_FLOOR = 0.9
+"""A correct time below this fraction of the roofline is implausible (measurement error
+of the roofline's bandwidths is a few percent)."""
+LAUNCH_BOUND_MS = 0.05
+"""A reference under 50 us is mostly launch overhead: such results are flagged."""
+_CUDA_WORDS = ("illegal memory access", "CUDA error", "cudaError", "device-side assert", "misaligned address",
+               "unspecified launch failure", "illegal instruction")
+
+
+def _fail(result: EvalResult, failure: FailureClass, message: str) -> None:
+    result.correct = False
+    result.failure = failure
+    result.message = message
+
+
+def _cause(out: NodeOutcome) -> tuple[int, str, str, int, bool] | None:
+    """(rank, failure, message, trial, worker_gone) of the failure that explains the evaluation."""
+    events = out.events
+    if not events:
+        fails = [r for r in out.reports.values() if r.failure]
+        if not fails:
+            return None
+        r = min(fails, key=lambda r: (FailureClass(r.failure).info.priority, r.rank))
+        return r.rank, r.failure, r.message, r.trial, r.worker_gone
+    t_first = events[0][0]
+    window = [(t, rank, e) for t, rank, e in events if t <= t_first + GRACE_S]  # noqa: E501
+    # A worker that vanished after the node stopped the sandbox was stopped, not the cause,
+    # unless the zygote saw it end first (it writes how each rank ended; a stopped sandbox
+    # dies all at once, zygote included).
+    stopped = out.stopped_at if out.stopped_at is not None else float("inf")
+    zygote = out.logs.get("zygote.log", "")
+    window = [w for w in window if not (w[2].worker_gone and w[0] > stopped
+                                        and f"rank {w[1]} " not in zygote)] or window[:1]
+    t, rank, e = min(window, key=lambda w: (FailureClass(w[2].failure).info.priority, w[0]))
+    return rank, e.failure, e.message, e.trial, e.worker_gone
+
+
+def _explain_gone(out: NodeOutcome, rank: int, message: str) -> tuple[FailureClass, str]:
+    """A worker that ended without a word: what the zygote saw (a signal, an exit code) and
+    whether its log shows a CUDA fault. The logs are the candidate's to write: they only
+    ever colour a failure, never make one."""
+    zy = out.logs.get("zygote.log", "")
+    how = next((ln.strip() for ln in zy.splitlines() if ln.startswith(f"rank {rank} ")), "")
+    log = out.logs.get(f"rank{rank}.log", "")
+    fc = FailureClass.CUDA_FAULT if any(w.lower() in log.lower() for w in _CUDA_WORDS) else FailureClass.RUNTIME_ERROR
+    return fc, f"{message}" + (f" ({how})" if how else "")
+
+
+def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate: bool, trials: int) -> None:
+    """Fill `result` from the node's outcome (result.roofline_ms must be set already)."""
+    result.log = "\n".join(f"==== {name} ====\n{text}" for name, text in out.logs.items() if text.strip())
+    reports = out.reports
+    result.compiled = any(r.compiled for r in reports.values())
+    result.checked_timed_calls = min((r.checked_timed_calls for r in reports.values()), default=0)
+    if out.harness_error:
+        _fail(result, FailureClass.HARNESS_ERROR, f"harness error: {out.harness_error}")
+        return
+    if out.nccl_refused:
+        # Whatever else happened: the candidate tried to build or use NCCL natively.
+        names = ", ".join(sorted(set(out.nccl_refused.split())))[:200]
+        _fail(result, FailureClass.FORBIDDEN_API, f"native NCCL refused in the sandbox: {names}")
+        return
+    cause = _cause(out)
+    if cause is not None:
+        rank, failure, message, trial, gone = cause
+        fc = FailureClass(failure)
+        if gone:
+            fc, message = _explain_gone(out, rank, message)
+        _fail(result, fc, message)
+        result.failing_rank = rank
+        result.failing_trial = trial if trial >= 0 else None
+        rep = reports.get(rank)
+        if rep is not None:
+            result.max_abs_error = rep.max_abs_error or None
+            if rep.log:
+                result.log = (rep.log + "\n" + result.log)[-20000:]
+        timing = next((r.timing for r in reports.values() if r.timing), {})
+        if fc == FailureClass.IMPLAUSIBLE and timing:
+            result.evidence = _evidence(timing)
+        return
+    result.correct = True
+    result.max_abs_error = max((r.max_abs_error for r in reports.values()), default=0.0)
+    timing = reports[0].timing if 0 in reports else {}
+    message = f"correct on {trials} trials"
+    if time_candidate and timing.get("cand_ms"):
+        message += _timing(result, timing, device)
+    result.message = message
+    _physics_floor(result, device)
+
+
+def _timing(result: EvalResult, t: dict[str, Any], device: str) -> str:
+    ref, cand = t["ref_ms"], t["cand_ms"]
+    result.reference_ms = statistics.median(ref)
+    result.candidate_ms = statistics.median(cand)
+    point, lo, hi = timing_stats.speedup_interval(ref, cand)
+    result.speedup = point
+    result.speedup_ci_low = lo if lo == lo else None
+    result.speedup_ci_high = hi if hi == hi else None
+    judged = t.get("judged_ms_total") or 0.0
+    result.judge_clock_ratio = (t.get("reported_ms_total", 0.0) / judged) if judged > 0 else None
+    flags = set(result.flags) | {"interleaved"}
+    if t.get("samples") and t.get("judge_clock_samples", 0) > t["samples"] / 2:
+        flags.add("timed_by_judge_clock")
+    if device == "cuda":
+        if not t.get("cand_gated"):
+            flags.add("timed_ungated")
+        if result.reference_ms < LAUNCH_BOUND_MS:
+            flags.add("launch_bound")
+    result.flags = sorted(flags)
+    result.evidence = _evidence(t)
+    k = t.get("calls_per_sample", 1)
+    ci = (f", speedup {point:.3g} [{result.speedup_ci_low:.3g}, {result.speedup_ci_high:.3g}]"
+          if result.speedup_ci_low is not None and result.speedup_ci_high is not None else "")
+    return (f" and {result.checked_timed_calls} secretly checked timed calls; {result.candidate_ms:.4g} ms "
+            f"vs reference {result.reference_ms:.4g} ms ({len(cand)} interleaved samples of {k} call(s), "
+            f"{t.get('stopped', '?')}){ci}")
+
+
+def _evidence(t: dict[str, Any]) -> dict[str, Any]:
+    keep = ("calls_per_sample", "ref_gated", "cand_gated", "stopped", "judge_clock_samples", "samples",
+            "reported_ms_total", "judged_ms_total", "overhead_ms", "impossible")
+    ev = {k: t[k] for k in keep if k in t}
+    ev["overhead_ms"] = {str(k): v for k, v in (ev.get("overhead_ms") or {}).items()}
+    return ev
+
+
+def _physics_floor(result: EvalResult, device: str) -> None:
+    if device != "cuda" or not result.correct or not result.roofline_ms or not result.candidate_ms:
+        return
+    result.roofline_fraction = result.roofline_ms / result.candidate_ms
+    if result.candidate_ms < PHYSICS_FLOOR * result.roofline_ms:
+        result.evidence = dict(result.evidence, roofline_ms=result.roofline_ms, candidate_ms=result.candidate_ms,
+                               roofline_fraction=result.roofline_fraction)
+        _fail(result, FailureClass.IMPLAUSIBLE,
+              f"implausible: correct outputs at {result.candidate_ms:.4g} ms, below the hardware's least "
+              f"possible time of {result.roofline_ms:.4g} ms (roofline fraction {result.roofline_fraction:.3g}); "
+              "a harness bug or a hack, kept for a person to look at")
+
+
+def reports_of(out: NodeOutcome) -> list[JudgeReport]:
+    return [out.reports[r] for r in sorted(out.reports)]
+
+
+__all__ = ["compose", "reports_of", "JudgeEvent"]

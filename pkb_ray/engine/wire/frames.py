@@ -1,0 +1,129 @@
+"""Length-prefixed JSON frames over a Unix stream socket, with file descriptors alongside.
+
+JSON, not pickle: a frame from a worker is data written by an adversary, and unpickling it
+would run its code in the judge. Frames are bounded (`max_bytes`), so a worker cannot make
+the judge read or buffer gigabytes; a violation is a `ProtocolError` (the worker broke the
+protocol), never a crash of the judge.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import select
+import socket
+import struct
+import time
+from typing import Any
+
+_HEADER = struct.Struct(">I")
+MAX_FRAME_BYTES = 8 << 20
+"""Judge -> worker frames carry the candidate's source; worker -> judge frames are smaller
+(the judge reads them with a lower limit)."""
+MAX_FDS = 4
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not a well-formed frame of the protocol."""
+
+
+class PeerClosed(ProtocolError):
+    """The peer closed its end (it exited or was killed)."""
+
+
+class FrameTimeout(Exception):
+    """No frame arrived within the allowed time."""
+
+
+def _finite(obj: Any) -> Any:
+    # JSON has no inf/nan; a float that is not finite travels as a tagged string.
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return {"__float__": repr(obj)}
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _unfinite(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        if set(obj) == {"__float__"} and obj["__float__"] in ("inf", "-inf", "nan"):
+            return float(obj["__float__"])
+        return {k: _unfinite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_unfinite(v) for v in obj]
+    return obj
+
+
+def encode(obj: Any) -> bytes:
+    body = json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False).encode()
+    if len(body) > MAX_FRAME_BYTES:
+        raise ValueError(f"frame of {len(body)} bytes exceeds {MAX_FRAME_BYTES}")
+    return _HEADER.pack(len(body)) + body
+
+
+def send(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> float:
+    """Send one frame; returns the perf_counter reading taken just before the bytes left
+    (after encoding): the peer cannot have read the frame before that instant, whereas a
+    reading after the send can come late (the sender may lose the CPU to the woken peer)."""
+    data = encode(obj)
+    t = time.perf_counter()
+    if fds:
+        sent = socket.send_fds(sock, [data], fds)
+        if sent < len(data):
+            sock.sendall(data[sent:])
+    else:
+        sock.sendall(data)
+    return t
+
+
+class FrameReader:
+    """Reads frames (and the file descriptors sent with them) from one socket."""
+
+    def __init__(self, sock: socket.socket, max_bytes: int = MAX_FRAME_BYTES) -> None:
+        self.sock = sock
+        self.max_bytes = max_bytes
+        self._buf = bytearray()
+        self._fds: list[int] = []
+
+    def _fill(self, deadline: float | None) -> None:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.sock], [], [], left)[0]:
+                raise FrameTimeout()
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 20, MAX_FDS)
+        except ConnectionResetError as e:
+            raise PeerClosed("connection reset") from e
+        except OSError as e:
+            raise ProtocolError(f"receiving: {e}") from e
+        self._fds.extend(fds)
+        if not data:
+            raise PeerClosed("the peer closed the channel")
+        self._buf += data
+
+    def buffered(self) -> bool:
+        """A whole frame is already read (select() on the socket would not say so)."""
+        if len(self._buf) < _HEADER.size:
+            return False
+        (n,) = _HEADER.unpack(self._buf[:_HEADER.size])
+        return len(self._buf) >= _HEADER.size + n
+
+    def recv(self, timeout_s: float | None = None) -> tuple[Any, list[int]]:
+        """The next frame's decoded JSON and the descriptors that came with it."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while len(self._buf) < _HEADER.size:
+            self._fill(deadline)
+        (n,) = _HEADER.unpack(self._buf[:_HEADER.size])
+        if n > self.max_bytes:
+            raise ProtocolError(f"frame of {n} bytes exceeds the limit of {self.max_bytes}")
+        while len(self._buf) < _HEADER.size + n:
+            self._fill(deadline)
+        body = bytes(self._buf[_HEADER.size:_HEADER.size + n])
+        del self._buf[:_HEADER.size + n]
+        fds, self._fds = self._fds, []
+        try:
+            return _unfinite(json.loads(body)), fds
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ProtocolError(f"frame is not JSON: {e}") from e

@@ -1,0 +1,32 @@
+"""Import a candidate once, in a sandbox with no GPU, so that its `load_inline` compiles into
+the sandbox's extension directory: `python -m pkb_ray.engine.worker.build_probe FILE`.
+
+Prints one JSON line: {"ok": bool, "log": traceback}. Whatever fails after compiling (no
+GPU here, no process group) is for the evaluation to find out; the node reads a compiler
+error out of the log (it is the candidate's to forge, which only ever fails itself).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import traceback
+
+
+def main() -> int:
+    path = sys.argv[1]
+    res = {"ok": True, "log": ""}
+    try:
+        spec = importlib.util.spec_from_file_location("pkb_candidate", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["pkb_candidate"] = mod
+        spec.loader.exec_module(mod)
+    except BaseException:  # noqa: BLE001 - candidate code
+        res = {"ok": False, "log": traceback.format_exc()[-20000:]}
+    print("\n" + json.dumps(res), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

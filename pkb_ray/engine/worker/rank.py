@@ -1,0 +1,155 @@
+"""A worker rank: serves its judge's requests, one at a time, until Bye or the end.
+
+Order: Hello (device, a process group that cannot communicate) -> MapArena -> MapGate (cuda) -> Run
+with the stand-in (the judge calibrates its clock before any candidate code exists here)
+-> Load (guard, then import) -> Run... The judge decides the order; a request this worker
+does not expect is answered with Failed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+from datetime import timedelta
+from typing import Any, Callable
+
+import torch
+import torch.distributed as dist
+
+from pkb_ray.engine import guard
+from pkb_ray.engine.wire import frames, messages as m
+from pkb_ray.engine.wire.arena import Arena, make_arena
+from pkb_ray.engine.wire.gate import GatePage, GateUnavailable, LaunchGate
+from pkb_ray.engine.worker import process_group
+from pkb_ray.engine.worker.run import run_calls, stand_in
+
+LOG_CHARS = 20000
+
+
+class Rank:
+    def __init__(self, sock: Any, workdir: str) -> None:
+        self.sock = sock
+        self.reader = frames.FrameReader(sock)
+        self.workdir = workdir
+        self.device = "cpu"
+        self.rank = 0
+        self.world_size = 1
+        self.arena: Arena | None = None
+        self.gate: LaunchGate | None = None
+        self.solution: Callable[..., Any] | None = None
+        self.guarded = False
+
+    def send(self, msg: m.Message) -> None:
+        frames.send(self.sock, m.to_wire(msg))
+
+    def serve(self) -> None:
+        while True:
+            try:
+                obj, fds = self.reader.recv()
+            except frames.PeerClosed:
+                return
+            msg = m.decode(obj, m.REQUESTS)
+            if isinstance(msg, m.Bye):
+                return
+            try:
+                self.handle(msg, fds)
+            except BaseException as e:  # noqa: BLE001 - everything is reported, nothing escapes
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                self.fail("setup" if self.solution is None and not isinstance(msg, m.Run) else "call", e)
+
+    def fail(self, stage: str, e: BaseException) -> None:
+        tb = traceback.format_exc()
+        sys.stderr.write(tb)
+        first = (str(e).strip().splitlines() or [""])[0][:400]
+        self.send(m.Failed(stage=stage, exc_type=type(e).__name__, message=first,
+                           log=tb[-LOG_CHARS:], forbidden=guard.violations()[:20]))
+
+    def handle(self, msg: m.Message, fds: list[int]) -> None:
+        if isinstance(msg, m.Hello):
+            self.hello(msg)
+        elif isinstance(msg, m.MapArena):
+            self.arena = make_arena(msg.kind, msg.nbytes, self.device, fds[0])
+            self.send(m.Ok())
+        elif isinstance(msg, m.MapGate):
+            try:
+                page = GatePage(fds[0], self.world_size)
+                self.gate = LaunchGate(page, self.rank, torch.cuda.current_device(), msg.timeout_us)
+                self.gate_page = page
+                self.send(m.Ok())
+            except GateUnavailable as e:
+                self.send(m.Failed(stage="setup", exc_type="GateUnavailable", message=str(e)))
+        elif isinstance(msg, m.Load):
+            self.load(msg.source)
+        elif isinstance(msg, m.Run):
+            self.run(msg)
+
+    def hello(self, msg: m.Hello) -> None:
+        self.rank, self.world_size, self.device = msg.rank, msg.world_size, msg.device
+        if msg.device.startswith("cuda"):
+            torch.cuda.set_device(msg.rank)
+            self.device = f"cuda:{msg.rank}"
+            torch.zeros(1, device=self.device)  # the CUDA context, now, not in the first call
+        else:
+            # Ranks share the node's cores: 2 ranks on a 2-core machine get 1 thread each.
+            torch.set_num_threads(max(1, (os.cpu_count() or 1) // msg.world_size))
+        # A file store in the sandbox's private tmp: the ranks meet with no network at all.
+        store = dist.FileStore(os.path.join(self.workdir, "store"), msg.world_size)
+        store.set_timeout(timedelta(seconds=msg.store_timeout_s))
+        if msg.guard:
+            process_group.init(store, msg.rank, msg.world_size, msg.store_timeout_s)
+        else:
+            # A reference self-check (model=reference): the candidate is the reference and
+            # needs real collectives. The result says guard_off.
+            dist.init_process_group("cuda:nccl,cpu:gloo" if self.device != "cpu" else "gloo", store=store,
+                                    rank=msg.rank, world_size=msg.world_size,
+                                    timeout=timedelta(seconds=msg.store_timeout_s))
+        self.guarded = msg.guard
+        self.send(m.Ready(pid=os.getpid(), detail=f"torch {torch.__version__}"))
+
+    def load(self, source: str) -> None:
+        path = os.path.join(self.workdir, f"candidate_rank{self.rank}.py")
+        with open(path, "w") as f:
+            f.write(source)
+        if self.guarded:
+            guard.install()
+        try:
+            spec = importlib.util.spec_from_file_location("pkb_candidate", path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot import {path}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["pkb_candidate"] = module
+            spec.loader.exec_module(module)
+            solution = getattr(module, "solution", None)
+            if not callable(solution):
+                raise TypeError("the candidate defines no callable `solution`")
+            if self.device != "cpu":
+                torch.cuda.synchronize()
+        except BaseException as e:  # noqa: BLE001 - candidate code
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            self.fail("load", e)
+            return
+        self.solution = solution
+        self.send(m.Ok())
+
+    def run(self, msg: m.Run) -> None:
+        if self.arena is None:
+            raise RuntimeError("Run before MapArena")
+        fn = stand_in(msg.calls[0], self.device) if msg.calibrate else self.solution
+        if fn is None:
+            raise RuntimeError("Run before Load")
+        try:
+            res = run_calls(fn, msg.calls, self.arena, self.device, timed=msg.timed, gate=self.gate,
+                            gate_gen=msg.gate_gen, hold=msg.hold, stage_back=msg.stage_back,
+                            say_queued=lambda g: self.send(m.Queued(gate_gen=g)))
+        except BaseException as e:  # noqa: BLE001 - candidate code
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            self.fail("call", e)
+            return
+        self.send(m.Done(outputs=res.outputs, event_ms=res.event_ms, host_ms=res.host_ms,
+                         expired=self.gate_page.expired(self.rank) if self.gate is not None else 0,
+                         forbidden=guard.violations()[:20], started_at=res.started_at))

@@ -1,0 +1,166 @@
+"""One Run request on the worker: build each call's arguments from the arena, make the
+calls (timed or not), copy each call's outputs into the slots the judge named.
+
+The times this returns are the worker's own report (CUDA events on cuda, the host clock on
+cpu). The judge bounds them with its own clock; nothing here is trusted by anyone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from pkb_ray.engine.wire import trees
+from pkb_ray.engine.wire.arena import Arena
+
+_perf_counter = time.perf_counter
+_synchronize = torch.cuda.synchronize
+_Event = torch.cuda.Event
+_copy = torch.Tensor.copy_
+_foreach_copy_ = getattr(torch, "_foreach_copy_", None)
+
+
+@dataclass
+class Staged:
+    """Arguments of one call, and (host arena on cuda) the device copies to copy back."""
+    args: tuple
+    back: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
+
+
+def build_args(call: dict, arena: Arena, device: str) -> Staged:
+    staged = Staged(())
+    stage = arena.kind == "host" and device.startswith("cuda")
+
+    def tensor(p: dict) -> torch.Tensor:
+        view = arena.view(p["off"], trees.dtype_of(p["dtype"]), p["shape"], p.get("stride"))
+        if not stage:
+            return view
+        dev = torch.empty_strided(view.shape, view.stride(), dtype=view.dtype, device=device)
+        dev.copy_(view)
+        staged.back.append((view, dev))
+        return dev
+
+    staged.args = tuple(trees.decode(call["args"], tensor))
+    return staged
+
+
+def deliver(outs: list[Any], calls: list[dict], arena: Arena) -> list[Any]:
+    """Every call's output tree; tensor leaf i of call j is copied into that call's slot i
+    when it fits. The copies go out together (one foreach launch per device): delivery is
+    inside the judge's clock window, so it must cost little and the same every time."""
+    dsts: list[torch.Tensor] = []
+    srcs: list[torch.Tensor] = []
+    slow: list[tuple[torch.Tensor, torch.Tensor]] = []
+    trees_out = []
+    for out, call in zip(outs, calls):
+        slots = call["outs"]
+        index = 0
+
+        def tensor(t: torch.Tensor) -> dict:
+            nonlocal index
+            i, index = index, index + 1
+            plain = type(t) is torch.Tensor
+            dtype = str(t.dtype).removeprefix("torch.")
+            meta = {"slot": i, "shape": list(t.shape), "dtype": dtype, "device": str(t.device),
+                    "plain": plain, "copied": False}
+            if plain and i < len(slots):
+                s = slots[i]
+                if meta["shape"] == s["shape"] and dtype == s["dtype"]:
+                    dst = arena.view(s["off"], trees.dtype_of(s["dtype"]), s["shape"])
+                    src = t.detach()
+                    if src.device == dst.device and src.is_contiguous():
+                        dsts.append(dst)
+                        srcs.append(src)
+                    else:
+                        slow.append((dst, src))
+                    meta["copied"] = True
+            return meta
+
+        if type(out) is torch.Tensor:  # the common case, without the generic walk
+            trees_out.append({"T": tensor(out)})
+        else:
+            trees_out.append(trees.encode(out, tensor, strict=False))
+    if dsts:
+        _foreach_copy(dsts, srcs)
+    for dst, src in slow:
+        _copy(dst, src)
+    return trees_out
+
+
+def _foreach_copy(dsts: list[torch.Tensor], srcs: list[torch.Tensor]) -> None:
+    if _foreach_copy_ is not None:
+        _foreach_copy_(dsts, srcs)
+    else:
+        for d, s in zip(dsts, srcs):
+            _copy(d, s)
+
+
+@dataclass
+class RunResult:
+    outputs: list
+    event_ms: float = 0.0
+    host_ms: float = 0.0
+    started_at: float = 0.0
+
+
+def run_calls(fn: Callable[..., Any], calls: list[dict], arena: Arena, device: str, *, timed: bool,
+              gate: Any, gate_gen: int, hold: bool, say_queued: Callable[[int], None],
+              stage_back: bool) -> RunResult:
+    """Make the calls; see messages.Run for the request's fields."""
+    cuda = device.startswith("cuda")
+    staged = [build_args(c, arena, device) for c in calls]
+    if cuda:
+        _synchronize()  # staging copies (host arena) are not part of any call
+    outs: list[Any] = []
+    event_ms = host_ms = 0.0
+    started = _perf_counter()
+    if timed and cuda:
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        if gate is not None and gate_gen:
+            gate.close(gate_gen)
+            if not hold:
+                say_queued(gate_gen)  # the gate only lines the ranks up: calls go after it
+        start.record()
+        for s in staged:
+            outs.append(fn(*s.args))
+        end.record()
+        t0 = _perf_counter()
+        if gate is not None and gate_gen and hold:
+            say_queued(gate_gen)
+        _synchronize()
+        host_ms = (_perf_counter() - t0) * 1e3
+        event_ms = start.elapsed_time(end)
+    elif timed:
+        t0 = _perf_counter()
+        for s in staged:
+            outs.append(fn(*s.args))
+        event_ms = host_ms = (_perf_counter() - t0) * 1e3
+        started = t0
+    else:
+        for s in staged:
+            outs.append(fn(*s.args))
+        if cuda:
+            _synchronize()  # asynchronous CUDA errors belong to this call
+    trees_out = deliver(outs, calls, arena)
+    if stage_back:
+        for s in staged:
+            for view, dev in s.back:
+                view.copy_(dev)
+    if cuda:
+        _synchronize()
+    return RunResult(trees_out, event_ms, host_ms, started)
+
+
+def stand_in(call: dict, device: str) -> Callable[..., Any]:
+    """Before the candidate is loaded: a callable that does no work and returns tensors of
+    the expected outputs' shapes, so the judge can measure what a run costs besides the
+    calls themselves (messages, gate, synchronize, the output copies)."""
+    outs = tuple(torch.empty(s["shape"], dtype=trees.dtype_of(s["dtype"]), device=device) for s in call["outs"])
+
+    def fn(*args: Any) -> tuple:
+        return outs
+
+    return fn

@@ -1,0 +1,175 @@
+"""The boundary's own pieces, without processes: frames, typed messages, trees, arenas,
+the comparator on nested outputs, the speedup interval, the sandbox's view rules."""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+
+from pkb_ray.engine import sandbox, timing_stats
+from pkb_ray.engine.correctness import compare
+from pkb_ray.engine.judge import inputs as inp
+from pkb_ray.engine.wire import frames, messages as m, trees
+from pkb_ray.engine.wire.arena import HostArena, Layout
+from pkb_ray.records import FailureClass
+
+
+def test_frames_carry_json_and_descriptors_and_refuse_oversize():
+    a, b = socket.socketpair()
+    r, w = os.pipe()
+    frames.send(a, {"x": [1, 2.5, float("inf")], "s": "é"}, [r])
+    obj, fds = frames.FrameReader(b).recv(timeout_s=5)
+    assert obj == {"x": [1, 2.5, float("inf")], "s": "é"} and len(fds) == 1
+    os.write(w, b"hi")
+    assert os.read(fds[0], 2) == b"hi"
+    a.sendall((10 << 20).to_bytes(4, "big") + b"{}")
+    with pytest.raises(frames.ProtocolError, match="exceeds"):
+        frames.FrameReader(b, max_bytes=1 << 20).recv(timeout_s=5)
+    a.close()
+    with pytest.raises(frames.PeerClosed):
+        frames.FrameReader(b).recv(timeout_s=5)
+
+
+def test_frames_time_out_and_notice_buffered_frames():
+    a, b = socket.socketpair()
+    reader = frames.FrameReader(b)
+    with pytest.raises(frames.FrameTimeout):
+        reader.recv(timeout_s=0.05)
+    a.sendall(frames.encode({"n": 1}) + frames.encode({"n": 2}))
+    assert reader.recv(timeout_s=1)[0] == {"n": 1}
+    assert reader.buffered()  # select() would not wake for it: the node checks this
+    assert reader.recv(timeout_s=0)[0] == {"n": 2}
+
+
+@pytest.mark.parametrize("obj, why", [
+    ({"op": "judge_report", "eval_id": "x", "rank": 0}, "unexpected message"),
+    ({"op": "done", "outputs": [], "event_ms": "fast", "host_ms": 0, "expired": 0}, "expected float"),
+    ({"op": "done", "outputs": [], "event_ms": 1.0, "host_ms": 0, "expired": 0, "verdict": "correct"},
+     "unknown fields"),
+    ({"op": "done", "outputs": [], "event_ms": 1.0, "expired": 0}, "missing field"),
+    ({"op": "done", "outputs": [], "event_ms": True, "host_ms": 0, "expired": 0}, "expected float"),
+    (["done"], "object with an op"),
+])
+def test_decode_refuses_what_a_forger_sends(obj, why):
+    with pytest.raises(frames.ProtocolError, match=why):
+        m.decode(obj, (m.Done, m.Queued))
+
+
+def test_decode_accepts_a_well_formed_reply():
+    msg = m.decode({"op": "done", "outputs": [None], "event_ms": 1, "host_ms": 0.5, "expired": 0}, (m.Done,))
+    assert isinstance(msg, m.Done) and msg.event_ms == 1 and msg.forbidden == []
+
+
+def test_trees_round_trip_nested_values():
+    value = (torch.arange(3.0), {"k": [1, 2.5, None, "s", torch.float16], 7: (True,)}, [])
+    leaves = []
+    tree = trees.encode(value, lambda t: leaves.append(t) or {"i": len(leaves) - 1})
+    trees.check_tree(tree)
+    back = trees.decode(tree, lambda p: leaves[p["i"]])
+    assert isinstance(back, tuple) and isinstance(back[1]["k"], list) and back[1][7] == (True,)
+    assert back[1]["k"][4] is torch.float16 and torch.equal(back[0], value[0])
+    assert trees.decode(trees.encode(object(), lambda t: {}, strict=False), lambda p: None) == trees.Unsupported("object")
+
+
+@pytest.mark.parametrize("tree", [{"Q": 1}, {"L": 3}, {"D": [[1.5, 2]]}, {"T": 1, "L": []}, [1, 2],
+                                  {"L": [{"L": [{"L": []}]}] * 1} | {}, "x" * 20000])
+def test_check_tree_refuses_malformed(tree):
+    if tree == {"L": [{"L": [{"L": []}]}]}:
+        trees.check_tree(tree)  # well formed
+        deep = {"L": []}
+        for _ in range(40):
+            deep = {"L": [deep]}
+        tree = deep
+    with pytest.raises(frames.ProtocolError):
+        trees.check_tree(tree)
+
+
+def test_host_arena_views_stay_inside():
+    arena = HostArena(1 << 16)
+    layout = Layout(arena.nbytes)
+    x = torch.randn(4, 5).t()  # non-contiguous: strides travel
+    placed = inp.place((x, 3, [x[0]]), arena, layout)
+    assert placed.unchanged()
+    arena.view(placed.tree["U"][0]["T"]["off"], torch.float32, [5, 4], [1, 5]).add_(1)
+    assert not placed.unchanged() and placed.changed_arguments() == 1
+    with pytest.raises(ValueError, match="leaves the arena"):
+        arena.view(arena.nbytes - 4, torch.float32, [2])
+    with pytest.raises(MemoryError):
+        Layout(1024).alloc(2048)
+    arena.close()
+
+
+def test_compare_nested_and_special_outputs():
+    t = torch.randn(3, 4)
+    assert compare([t, {"a": t, "b": [1, 2.0, None]}], (t, {"a": t, "b": [1, 2.0, None]}), 1e-3, 1e-3).ok
+    v = compare([t, {"a": t, "b": [1, 2.5, None]}], (t, {"a": t, "b": [1, 2.0, None]}), 1e-3, 1e-3)
+    assert not v.ok and "output 1['b'][1]" in v.message
+    c = torch.randn(4, dtype=torch.complex64)
+    assert not compare(c.real.to(torch.complex64), c, 1e-3, 1e-3).ok  # the imaginary part counts
+    assert compare(torch.tensor(2.0), 2.0, 0, 0).ok  # a one-element tensor for a number
+    assert not compare(trees.Mismatch("of shape [1]"), t, 1e-3, 1e-3).ok
+    assert compare(float("nan"), float("nan"), 0, 0).ok
+    assert compare(float("nan"), 1.0, 0, 0).failure == FailureClass.NAN
+
+
+def test_speedup_interval_covers_the_truth_and_separates_a_real_speedup():
+    """Same code timed against itself under slow drift shared by both halves of each pair
+    (clocks, temperature: a few percent within an evaluation): the interval holds 1.0 in
+    nearly every evaluation. A real 2x is told apart with a tight interval."""
+    import random
+
+    covered = 0
+    for seed in range(20):
+        rng = random.Random(seed)
+        drift = [1 + 0.03 * math.sin(i / 7 + seed) for i in range(150)]
+        ref = [d * rng.gauss(1.0, 0.01) for d in drift]
+        same = [d * rng.gauss(1.0, 0.01) for d in drift]
+        point, lo, hi = timing_stats.speedup_interval(ref, same, seed=seed)
+        covered += lo <= 1.0 <= hi
+        assert 0.97 < point < 1.03 and hi - lo < 0.05
+    assert covered >= 17, covered
+    rng = random.Random(99)
+    ref = [rng.gauss(1.0, 0.01) for _ in range(150)]
+    faster = [rng.gauss(0.5, 0.005) for _ in range(150)]
+    point, lo, hi = timing_stats.speedup_interval(ref, faster)
+    assert 1.9 < lo <= point <= hi < 2.1
+
+
+def test_sandbox_never_shows_the_checkout_or_the_caches(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    paths = sandbox.import_paths([str(cache)])
+    cwd = Path.cwd().resolve()
+    for p in paths:
+        rp = Path(p)
+        assert rp != Path.home().resolve() and not cwd.is_relative_to(rp) and not rp.is_relative_to(cache)
+    assert all(not (Path(p) / "kernels_cache").exists() for p in paths)
+
+
+def test_sandbox_mode_errors_name_the_mode():
+    with pytest.raises(sandbox.SandboxError, match="eval.sandbox.mode"):
+        sandbox.plan_sandbox("docker")
+    plan = sandbox.plan_sandbox("auto")
+    assert plan.kind in sandbox.KINDS and plan.description
+    if plan.kind != "bwrap+uid":
+        assert plan.note, "a weaker sandbox always says what was missing"
+
+
+def test_the_worker_side_imports_nothing_of_the_judge_side():
+    """In a fresh interpreter, as the zygote starts inside the sandbox: no judge module, no
+    harness configuration, no results, no driver libraries."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import pkb_ray.engine.worker.zygote, pkb_ray.engine.worker.rank, "
+            "pkb_ray.engine.worker.build_probe; print(' '.join(sorted(sys.modules)))")
+    mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    forbidden = [m for m in mods if m.startswith(("pkb_ray.engine.judge", "pkb_ray.engine.node", "pkb_ray.config",
+                                                  "pkb_ray.records", "pkb_ray.engine.evaluation", "omegaconf",
+                                                  "hydra", "ray", "mlflow", "litellm"))]
+    assert not forbidden, forbidden
