@@ -27,4 +27,11 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
+    from pkb_ray.config.overrides import check_overrides
+
+    # Before Hydra: its hint for an unknown key is `+key=...`, which would compose silently.
+    unknown = check_overrides(sys.argv[1:])
+    if unknown:
+        print(f"pkb: {unknown}", file=sys.stderr)
+        sys.exit(2)
     main()

@@ -5,6 +5,7 @@
     pkb models list
     pkb prompt PROBLEM
     pkb report SWEEP_NAME
+    pkb ui [--uri sqlite:///mlflow.db] [--port 5000]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ _COMMANDS = {
     "models": "pkb_ray.generation.cli",
     "prompt": "pkb_ray.generation.cli",
     "report": "pkb_ray.report.cli",
+    "ui": "pkb_ray.tracking.ui",
 }
 
 

@@ -193,6 +193,18 @@ class CellResult:
     harness_version: str = ""
     recorded_at: float = 0.0
     turns: list[dict[str, Any]] = field(default_factory=list)  # agent mode: per-turn summaries
+    identity: dict[str, str] = field(default_factory=dict)
+    """Everything that changes this cell's result, as flat `key: value` strings (the sweep's
+    device, world size, size, trials, problems source, harness version; the problem's
+    version, the prompt hash, the sampling). Empty in records made before identities."""
+    category: str = ""
+    """The problem's category (collective, tensor, ...), for reports grouped by it."""
+
+    @property
+    def record_id(self) -> str:
+        """The journal's key: the cell id and a digest of its identity, so the same cell made
+        under other settings is another record, never a replacement of this one."""
+        return record_id_of(self.key, self.identity)
 
     @property
     def speedup(self) -> float | None:
@@ -216,7 +228,22 @@ class CellResult:
             harness_version=d.get("harness_version", ""),
             recorded_at=d.get("recorded_at", 0.0),
             turns=d.get("turns", []),
+            identity={str(k): str(v) for k, v in (d.get("identity") or {}).items()},
+            category=d.get("category", ""),
         )
+
+
+def record_id_of(key: CellKey, identity: dict[str, str]) -> str:
+    """`<cell id>@<identity digest>`; the bare cell id for a record without an identity."""
+    return f"{key.cell_id}@{identity_digest(identity)}" if identity else key.cell_id
+
+
+def identity_digest(identity: dict[str, str]) -> str:
+    """12 hex digits of sha256 over the identity's canonical JSON."""
+    import hashlib
+
+    canon = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()[:12]
 
 
 def status_of(evaluation: EvalResult) -> CellStatus:

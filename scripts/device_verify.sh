@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # The GPU verification run, for the device (nvidia-h200-x2), in steps with their own limits:
 #   bash scripts/device_verify.sh STEP...
-# steps: setup env engine bench bench_host self self_pkb
+# steps: setup env engine bench bench_host self self_pkb mlflow
 # One log (device.log), result files and tables go to $OUT (the device tool brings them back).
 # Needs, carried along: .devsite (bash ../shared/device/pack-site.sh: Ray, Hydra) and
 # .devtools holding Debian's bubblewrap .deb (apt-get download bubblewrap) and, for
-# self_pkb, an upstream PKB tree at .devtools/pkb_upstream (never committed).
+# self_pkb, an upstream PKB tree at .devtools/pkb_upstream (never committed); for mlflow,
+# .devsite/mlflow-py312.txz (bash scripts/pack_mlflow.sh: MLflow for the driver, ~12 MB).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/site
 [ -f /tmp/site/.unpacked ] || { tar xzf .devsite/site-py312.tgz -C /tmp/site && touch /tmp/site/.unpacked; }
+if [ -f .devsite/mlflow-py312.txz ] && [ ! -f /tmp/site/.mlflow ]; then
+  tar xJf .devsite/mlflow-py312.txz -C /tmp/site && touch /tmp/site/.mlflow
+fi
+REPO=$PWD
 export PYTHONPATH=/tmp/site:$PWD
 export PKB_CACHE=/tmp/pkb_cache
 # The candidates' sandbox: the GPU image has no bubblewrap; Debian's unpacks and runs there.
@@ -31,7 +36,10 @@ step() {  # step NAME LIMIT_S CMD...
 for s in "$@"; do
   case $s in
     setup) step setup 60 python3 -c "from pkb_ray.engine import sandbox, nccl_stub; print(sandbox.plan_sandbox().description); print(nccl_stub.build('$PKB_CACHE'))" ;;
-    env) step env 60 bash -c 'nvidia-smi; nvidia-smi topo -m; python3 -c "import torch,ray,hydra;print(torch.__version__, torch.version.cuda, ray.__version__)"' ;;
+    env) step env 60 bash -c 'nvidia-smi; nvidia-smi topo -m; python3 -c "import torch,ray,hydra;print(torch.__version__, torch.version.cuda, ray.__version__)"
+           python3 -c "import torch.distributed._symmetric_memory as s; print(\"signal pad bytes:\", getattr(s, \"get_signal_pad_size\", lambda: \"n/a\")())"
+           python3 -c "import mlflow, sqlalchemy; print(\"mlflow\", mlflow.__version__, \"sqlalchemy\", sqlalchemy.__version__)" || true
+           python3 -c "import pandas; print(\"pandas\", pandas.__version__)" || echo "no pandas: the cells table is logged with log_dict"' ;;
     engine) step engine 420 python3 -m pytest tests/engine/test_gpu.py -m gpu -s -q -p no:cacheprovider ;;
     bench) step bench 240 python3 scripts/bench_eval.py --device cuda --out "$OUT" ;;
     bench_host) step bench_host 150 python3 scripts/bench_eval.py --device cuda --out "$OUT" --transport host \
@@ -42,6 +50,14 @@ for s in "$@"; do
             --trials 2 --max-timing-s 1.5 --ids "${SELF_IDS:-}" --evals "${SELF_EVALS:-2}" --tag "${SELF_TAG:-}" ;;
     self_pkb) step self_pkb 540 python3 scripts/self_timing.py --device cuda --out "$OUT" --tag _pkb \
                 --source "pkb:$PWD/.devtools/pkb_upstream" --trials 1 --max-timing-s 1.5 --budget-s 480 ;;
+    # A GPU sweep of the 5 experts and the 5 collective references with MLflow on, as a user
+    # runs it; the store, its artifacts and the sweep's files come back for screenshots.
+    mlflow) mkdir -p /tmp/gpu_mlflow
+            step mlflow 420 bash -c "cd /tmp/gpu_mlflow && python3 $REPO/sweep.py models=[expert,reference] \
+              problems=collectives eval.device=cuda sweep.name=gpu_compare sweep.progress=false \
+              eval.cache_dir=$PKB_CACHE && python3 -m pkb_ray.cli report gpu_compare"
+            mkdir -p "$OUT/gpu_mlflow"
+            cp -r /tmp/gpu_mlflow/mlflow.db /tmp/gpu_mlflow/mlartifacts /tmp/gpu_mlflow/sweeps "$OUT/gpu_mlflow/" ;;
     *) echo "unknown step $s"; exit 2 ;;
   esac
 done

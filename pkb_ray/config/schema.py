@@ -45,6 +45,9 @@ class ModelConfig:
     """USD per million input tokens; used when litellm does not know the model."""
     price_output_per_mtok: Optional[float] = None
     """USD per million output tokens; used when litellm does not know the model."""
+    devices: list[str] = field(default_factory=lambda: ["cuda", "cpu"])
+    """Devices its candidates can run on. A sweep on another device refuses the model at
+    planning, with the reason, before anything runs (the experts' symmetric memory needs CUDA)."""
     request_timeout_s: float = 900.0
     """Wall-clock limit of one API call."""
     max_retries: int = 6
@@ -214,8 +217,10 @@ class RootConfig:
     """`python sweep.py ...`: models x problems x attempts."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
-    models: list[str] = field(default_factory=list)
-    """Several models by name (`all` = every conf/model/*.yaml); overrides `model` when set."""
+    models: Any = field(default_factory=list)
+    """Several models by name: `models=[a,b]`, or `models=all` (every API model; also
+    `[all, expert]`). Overrides `model` when set. Typed Any so that `models=all`, a string
+    on the command line, composes as well as a list does."""
     attempts: int = 1
     """Independent attempts per (model, problem)."""
     turns: Optional[int] = None

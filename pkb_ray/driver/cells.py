@@ -40,7 +40,7 @@ def turn_summaries(state: CellState, outcomes: list[EvalResult | None]) -> list[
     return rows
 
 
-def finalize(state: CellState) -> CellResult:
+def finalize(state: CellState, category: str = "") -> CellResult:
     outcomes = [t.outcome() for t in state.turns]
     best = best_turn(outcomes)
     gens = [t.generation for t in state.turns]
@@ -68,4 +68,6 @@ def finalize(state: CellState) -> CellResult:
         hardware_fingerprint=evaluation.hardware_fingerprint if evaluation else "",
         harness_version=evaluation.harness_version if evaluation else "",
         turns=turn_summaries(state, outcomes) if len(state.turns) > 1 else [],
+        identity=dict(state.identity),
+        category=category,
     )

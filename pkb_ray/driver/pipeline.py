@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from pkb_ray.engine.build import BuildResult
-from pkb_ray.records import CellKey, EvalResult, FailureClass, Generation
+from pkb_ray.records import CellKey, EvalResult, FailureClass, Generation, record_id_of
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,13 @@ class CellState:
     key: CellKey
     turns: list[Turn] = field(default_factory=list)
     evaluator_losses: int = 0
+    identity: dict[str, str] = field(default_factory=dict)
+    """What the cell will be recorded under (driver/identity.py); empty in bare tests."""
+
+    @property
+    def record_id(self) -> str:
+        """The journal key this cell is recorded under (CellResult.record_id)."""
+        return record_id_of(self.key, self.identity)
 
     @property
     def turn(self) -> int:
@@ -95,7 +102,7 @@ class Stages(Protocol):
 class Pipeline:
     def __init__(
         self,
-        cells: list[CellKey],
+        cells: list[CellKey | CellState],
         stages: Stages,
         evaluators: list[Any],
         record: Callable[[CellState], None],
@@ -105,7 +112,7 @@ class Pipeline:
         replace_evaluators: Callable[[], list[Any]] | None = None,
         tick: Callable[[], None] | None = None,
     ) -> None:
-        self.todo = collections.deque(CellState(k) for k in cells)
+        self.todo = collections.deque(c if isinstance(c, CellState) else CellState(c) for c in cells)
         self.stages = stages
         self.free = collections.deque(evaluators)
         self.record = record
@@ -198,6 +205,14 @@ class Pipeline:
             self.free.extend(self.replace_evaluators())
 
     # -- main loop -----------------------------------------------------------------
+    def evaluating(self) -> list[Any]:
+        """The evaluators busy right now (one entry per cell being evaluated)."""
+        return [ev for s, _, ev in self.inflight.values() if s == "eval"]
+
+    def counts(self) -> tuple[int, int, int]:
+        """(generating, building, built and waiting for an evaluator)."""
+        return self._n("gen"), self._n("build"), len(self.ready)
+
     def done(self) -> bool:
         return not (self.todo or self.ready or self.inflight or self.regenerate)
 

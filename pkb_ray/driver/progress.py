@@ -1,50 +1,157 @@
-"""Live progress: counts per status and cost so far (rich)."""
+"""Progress of a sweep: done/total with ETA, cells in flight per stage and per node, and
+per-model counts and cost.
+
+On a terminal: a live rich display. Without one (a log, CI, nohup): one plain line every
+`every` recorded cells and a last one at the end, so a log of a 5000-cell sweep holds about
+20 progress lines, not a redrawn bar per cell.
+"""
 
 from __future__ import annotations
 
 import collections
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+STATUSES = ("correct", "incorrect", "failed", "implausible", "deferred")
 
-from pkb_ray.records import CellStatus
+
+@dataclass
+class InFlight:
+    """What the pipeline holds right now."""
+
+    generating: int = 0
+    building: int = 0
+    queued: int = 0
+    """Built candidates waiting for a free evaluator."""
+    evaluating: dict[str, int] = field(default_factory=dict)
+    """Node label -> cells being evaluated there."""
+
+    def describe(self) -> str:
+        nodes = ", ".join(f"{n} {k}" for n, k in sorted(self.evaluating.items())) or "none"
+        return (f"generating {self.generating}, building {self.building}, queued {self.queued}; "
+                f"evaluating on {nodes}")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
 
 
 class SweepProgress:
-    def __init__(self, total: int, enabled: bool = True) -> None:
-        self.counts: collections.Counter = collections.Counter()
-        self.cost_usd = 0.0
-        self.total = total
-        self._progress = Progress(
-            TextColumn("[bold]sweep"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            disable=not enabled,
-        )
-        self._task = self._progress.add_task(self._describe(), total=total)
+    def __init__(self, planned: dict[str, int], enabled: bool = True, interactive: bool | None = None,
+                 every: int | None = None, out: IO[str] | None = None,
+                 clock=time.monotonic) -> None:
+        """`planned`: cells to run per model. `interactive`: None = whether `out` is a
+        terminal. `every`: plain mode prints one line per this many cells (default: about
+        20 lines per sweep)."""
+        self.planned = dict(planned)
+        self.total = sum(planned.values())
+        self.counts: dict[str, collections.Counter] = {m: collections.Counter() for m in planned}
+        self.cost_usd: dict[str, float] = collections.defaultdict(float)
+        self.in_flight = InFlight()
+        self.enabled = enabled
+        self.out = out or sys.stderr
+        self.interactive = self.out.isatty() if interactive is None else interactive
+        self.every = every or max(1, self.total // 20)
+        self._clock = clock
+        self._start = clock()
+        self._live = None
+        self._printed_at = 0
 
-    def _describe(self) -> str:
-        pending = self.total - sum(self.counts.values())
-        return (
-            f"correct {self.counts[CellStatus.CORRECT.value]} | "
-            f"incorrect {self.counts[CellStatus.INCORRECT.value]} | "
-            f"failed {self.counts[CellStatus.FAILED.value]} | "
-            f"deferred {self.counts['deferred']} | pending {pending} | ${self.cost_usd:.2f}"
-        )
+    # -- figures -------------------------------------------------------------------
+    @property
+    def done(self) -> int:
+        return sum(sum(c.values()) for c in self.counts.values())
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the rate so far; None before the first cell lands."""
+        done = self.done
+        if not done:
+            return None
+        return (self._clock() - self._start) / done * (self.total - done)
+
+    def _status_text(self, counts: collections.Counter) -> str:
+        return ", ".join(f"{s} {counts[s]}" for s in STATUSES if counts[s])
+
+    def line(self) -> str:
+        """One plain line: totals, time, ETA, cost, what is in flight."""
+        total = collections.Counter()
+        for c in self.counts.values():
+            total.update(c)
+        eta = self.eta_s()
+        elapsed = _duration(self._clock() - self._start)
+        return (f"pkb: {self.done}/{self.total} cells ({self._status_text(total) or 'none yet'}) "
+                f"${sum(self.cost_usd.values()):.2f}; {elapsed} elapsed"
+                + (f", ETA {_duration(eta)}" if eta is not None and self.done < self.total else "")
+                + f"; in flight: {self.in_flight.describe()}")
+
+    def model_lines(self) -> list[str]:
+        return [f"  {m}: {sum(self.counts[m].values())}/{n} ({self._status_text(self.counts[m]) or '-'}) "
+                f"${self.cost_usd[m]:.2f}" for m, n in self.planned.items()]
+
+    # -- updates -------------------------------------------------------------------
+    def update(self, model: str, status: str, cost_usd: float = 0.0) -> None:
+        self.counts.setdefault(model, collections.Counter())[status] += 1
+        self.cost_usd[model] += cost_usd
+        if not self.enabled:
+            return
+        if self.interactive:
+            self._refresh()
+        elif self.done - self._printed_at >= self.every or self.done == self.total:
+            self._printed_at = self.done
+            print(self.line(), file=self.out, flush=True)
+
+    def set_in_flight(self, in_flight: InFlight) -> None:
+        self.in_flight = in_flight
+        if self.enabled and self.interactive:
+            self._refresh()
+
+    # -- the live display ----------------------------------------------------------
+    def _render(self) -> Any:
+        from rich.console import Group
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        eta = self.eta_s()
+        head = Table.grid(padding=(0, 1))
+        head.add_row(Text("sweep", style="bold"), ProgressBar(total=max(1, self.total), completed=self.done, width=40),
+                     Text(f"{self.done}/{self.total}  {_duration(self._clock() - self._start)} elapsed"
+                          + (f", ETA {_duration(eta)}" if eta is not None else "")
+                          + f"  ${sum(self.cost_usd.values()):.2f}"))
+        models = Table(box=None, padding=(0, 1), show_edge=False)
+        for col in ("model", "done", *STATUSES, "cost $"):
+            models.add_column(col, justify="left" if col == "model" else "right")
+        for m, n in self.planned.items():
+            c = self.counts[m]
+            models.add_row(m, f"{sum(c.values())}/{n}", *(str(c[s]) for s in STATUSES),
+                           f"{self.cost_usd[m]:.2f}")
+        return Group(head, Text("in flight: " + self.in_flight.describe()), models)
+
+    def _refresh(self) -> None:
+        if self._live is not None:
+            self._live.update(self._render())
 
     def __enter__(self) -> "SweepProgress":
-        self._progress.start()
+        self._start = self._clock()
+        if self.enabled and self.interactive:
+            from rich.console import Console
+            from rich.live import Live
+
+            self._live = Live(self._render(), console=Console(file=self.out), refresh_per_second=4,
+                              transient=False)
+            self._live.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._progress.refresh()
-        self._progress.stop()
-
-    def update(self, status: str, cost_usd: float = 0.0) -> None:
-        self.counts[status] += 1
-        self.cost_usd += cost_usd
-        self._progress.update(self._task, completed=sum(self.counts.values()), description=self._describe())
+        if self._live is not None:
+            self._live.update(self._render())
+            self._live.stop()
+            self._live = None
 
     def summary(self) -> str:
-        return self._describe()
+        return self.line().removeprefix("pkb: ").split("; in flight")[0]

@@ -19,10 +19,12 @@ from pkb_ray.config.validate import ConfigError, validate
 from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.device import decide_device
 from pkb_ray.driver.pipeline import CellState, Pipeline
-from pkb_ray.driver.plan import pending_cells, plan_cells, without_missing_experts
-from pkb_ray.driver.progress import SweepProgress
-from pkb_ray.driver.stages import Budget, RayStages
-from pkb_ray.tracking.journal import Journal
+from pkb_ray.driver.identity import refusal, settings_changes, sweep_settings
+from pkb_ray.driver.invocations import append_invocation
+from pkb_ray.driver.plan import SweepPlan, build_plan, device_refusals
+from pkb_ray.driver.progress import InFlight, SweepProgress
+from pkb_ray.driver.stages import Budget, RayStages, prompt_context
+from pkb_ray.tracking.journal import Journal, current_records, read_journal
 from pkb_ray.tracking.turn_log import TurnLog
 
 log = logging.getLogger("pkb_ray")
@@ -38,12 +40,22 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def model_names(cfg: RootConfig) -> list[str]:
+    """`models=all` (a string on the command line) or `models=[a,b]`, as a list of names."""
+    names = [cfg.models] if isinstance(cfg.models, str) else list(cfg.models or [])
+    bad = [n for n in names if not isinstance(n, str) or not n]
+    if bad:
+        raise ConfigError(f"models={cfg.models!r}: give model names, e.g. models=all or models=[opus47,gpt55]")
+    return names
+
+
 def resolve_sweep_models(cfg: RootConfig) -> list[ModelConfig]:
-    if not cfg.models:
+    names = model_names(cfg)
+    if not names:
         return [cfg.model]
     from pkb_ray.generation.models import resolve_models
 
-    return resolve_models(list(cfg.models))
+    return resolve_models(names)
 
 
 def usable_models(models: list[ModelConfig]) -> list[ModelConfig]:
@@ -76,6 +88,10 @@ def init_ray(cfg: RootConfig) -> None:
     if cfg.cluster.address:
         ray.init(address=cfg.cluster.address, **common)
     else:
+        # Ray 2.60 turns token authentication on for a new local cluster (the token lives in
+        # ~/.ray/auth_token) and warns that it did, on every run. Keep the protection, drop
+        # the warning. (Setting RAY_AUTH_MODE here is too late: Ray read it at import.)
+        logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         # "local" always starts a new instance; with no address Ray would join any cluster
         # already running on this machine (another user's, or a test's).
         ray.init(address="local", num_cpus=cfg.cluster.num_cpus or max(4, os.cpu_count() or 1), **common)
@@ -90,8 +106,18 @@ def _artifact_root(uri: str) -> Path | None:
 
 
 def run_sweep(dcfg: DictConfig) -> int:
+    """The sweep, in order: checks (nothing written before they pass), plan against the
+    journal, then run; returns the exit status."""
     from omegaconf.errors import OmegaConfBaseException
 
+    from pkb_ray.config.overrides import unknown_composed_keys
+
+    unknown = unknown_composed_keys(dcfg)
+    if unknown:
+        from pkb_ray.config.overrides import unknown_key_message
+
+        _say(f"pkb: {unknown_key_message(unknown[0])}")
+        return EXIT_BAD_INPUT
     try:
         cfg: RootConfig = OmegaConf.to_object(dcfg)  # typed from here on
     except OmegaConfBaseException as exc:  # e.g. a template's `???` left unset
@@ -115,14 +141,10 @@ def run_sweep(dcfg: DictConfig) -> int:
     problem_set = load_problems(cfg.problems.source, list(cfg.problems.ids) or None)
     for err in problem_set.errors:
         _say(f"pkb: {err}")
-    unknown = [e for e in problem_set.errors if e.field == "id"]
-    if unknown or not problem_set.problems:
+    unknown_ids = [e for e in problem_set.errors if e.field == "id"]
+    if unknown_ids or not problem_set.problems:
         _say("pkb: fix the problem selection above (problems.ids / problems.source)")
         return EXIT_BAD_INPUT
-
-    sweep_dir = Path(cfg.sweep.root) / cfg.sweep.name
-    journal = Journal(sweep_dir / "journal.jsonl", fresh=cfg.sweep.fresh)
-    (sweep_dir / "config.yaml").write_text(OmegaConf.to_yaml(dcfg), encoding="utf-8")
 
     import ray
 
@@ -142,23 +164,48 @@ def run_sweep(dcfg: DictConfig) -> int:
         from pkb_ray.generation.models import load_model_config
 
         usable = [load_model_config(name) for name in decision.models]
+    refused = device_refusals(usable, decision.device)
+    if refused:
+        _say("pkb: " + "\n  ".join(refused) + "\nNothing ran. Evaluate on GPUs (eval.device=cuda on a "
+             "GPU node or cluster), or check the pipeline on CPU with model=reference.")
+        return EXIT_BAD_INPUT
 
-    problem_ids = list(problem_set.problems)
-    cells = plan_cells([m.name for m in usable], problem_ids, cfg.attempts, cfg.mode.name)
-    has_expert = {pid: p.expert_source is not None for pid, p in problem_set.problems.items()}
-    planned = len(cells)
-    cells = without_missing_experts(cells, has_expert)
-    if len(cells) < planned:
-        _say(f"pkb: model expert: expert solutions exist for {sum(has_expert.values())} of "
-             f"{len(has_expert)} problems; only those are evaluated")
-    pending = pending_cells(cells, journal.done_ids())
+    from pkb_ray.engine.version import HARNESS_VERSION
+
+    settings = sweep_settings(cfg, decision.device, decision.size, HARNESS_VERSION)
+    context = prompt_context(cfg, decision.device, decision.size)
+    from pkb_ray.generation.models import is_pseudo
+
+    if any(not is_pseudo(m) for m in usable):  # prompts are built: describe inputs once, here
+        context = context.with_inputs(problem_set.problems)
+    plan = build_plan(cfg, usable, problem_set.problems, settings, context)
+    sweep_dir = Path(cfg.sweep.root) / cfg.sweep.name
+    journal_path = sweep_dir / "journal.jsonl"
+    recorded = read_journal(journal_path) if journal_path.exists() and not cfg.sweep.fresh else []
+    changes = settings_changes(recorded, settings)
+    if changes:
+        _say("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
+        return EXIT_BAD_INPUT
+
+    # Every check passed: from here on the sweep's directory changes.
+    journal = Journal(journal_path, fresh=cfg.sweep.fresh)
+    append_invocation(sweep_dir / "config.yaml", OmegaConf.to_container(dcfg), settings)
+    for note in plan.notes:
+        _say(f"pkb: {note}")
+    pending = plan.pending(journal.done_ids())
     _say(
-        f"pkb: sweep {cfg.sweep.name!r}: {len(cells)} cells ({len(usable)} models x "
-        f"{len(problem_ids)} problems x {cfg.attempts} attempts), {len(cells) - len(pending)} "
+        f"pkb: sweep {cfg.sweep.name!r}: {plan.size_text()}; {len(plan.cells) - len(pending)} "
         f"already recorded, {len(pending)} to run on {decision.device} "
-        f"(world size {cfg.eval.world_size}, {decision.size} sizes); journal {journal.path}"
+        f"(world size {cfg.eval.world_size}, {decision.size} sizes, {cfg.eval.trials} trials, "
+        f"harness {HARNESS_VERSION}); journal {journal.path}"
     )
+    return _run(cfg, decision, usable, problem_set.problems, plan, pending, journal, sweep_dir, context)
 
+
+def _run(cfg: RootConfig, decision, usable: list[ModelConfig], problems: dict, plan: SweepPlan,
+         pending: list[CellState], journal: Journal, sweep_dir: Path, context) -> int:
+    """Run the pending cells through the pipeline, recording each as it lands."""
+    planned_ids = plan.planned_ids()
     tracker = None
     if cfg.tracking.enabled:
         from pkb_ray.tracking.mlflow_tracker import MlflowTracker
@@ -168,17 +215,17 @@ def run_sweep(dcfg: DictConfig) -> int:
             cfg.sweep.name,
             _artifact_root(cfg.tracking.uri),
             {
+                **{k.replace("eval.", "").replace(".", "_"): v for k, v in plan.sweep_settings.items()
+                   if k.count(".") <= 1},
                 "models": ",".join(m.name for m in usable),
-                "problems": str(len(problem_ids)),
+                "problems": str(len(problems)),
                 "attempts": str(cfg.attempts),
                 "mode": cfg.mode.name,
-                "device": decision.device,
-                "world_size": str(cfg.eval.world_size),
-                "size": decision.size,
-                "cells_planned": str(len(cells)),
+                "cells_planned": str(len(plan.cells)),
             },
         )
-        relogged = tracker.reconcile(journal.records(), fresh=cfg.sweep.fresh)
+        relogged = tracker.reconcile(current_records(journal.records(), planned_ids),
+                                     fresh=cfg.sweep.fresh)
         if relogged:
             _say(f"pkb: re-logged {relogged} journal cells missing from MLflow")
 
@@ -189,40 +236,68 @@ def run_sweep(dcfg: DictConfig) -> int:
         sum(r.generation.cost_usd for r in journal.records() if not r.generation.cached),
     )
     status = "FINISHED"
-    progress = SweepProgress(len(pending), enabled=cfg.sweep.progress)
+    per_model = {m.name: sum(1 for c in pending if c.key.model == m.name) for m in usable}
+    progress = SweepProgress(per_model, enabled=cfg.sweep.progress)
     deferred: list[str] = []
     turn_log = (
         TurnLog(sweep_dir / "turns.jsonl", fresh=cfg.sweep.fresh) if cfg.mode.name == "agent" else None
     )
+    categories = {pid: p.spec.category for pid, p in problems.items()}
+    from pkb_ray.engine.version import HARNESS_VERSION
+
     try:
         from pkb_ray.engine.node_evaluator import start_node_evaluators
 
+        labels: dict[int, str] = {}
+
         def start_evaluators() -> list:
-            return start_node_evaluators(
+            actors = start_node_evaluators(
                 decision.device, cfg.eval.world_size, decision.placement, cfg.cluster.cpu_evaluators
             )
+            labels.update(evaluator_labels(actors))
+            return actors
 
         evaluators = start_evaluators() if pending else []
         stages = RayStages(
-            cfg, {m.name: m for m in usable}, decision.device, decision.size, budget, turn_log
+            cfg, {m.name: m for m in usable}, decision.device, decision.size, budget, turn_log,
+            context,
         )
 
         def record(state: CellState) -> None:
-            result = finalize(state)
+            result = finalize(state, categories.get(state.key.problem, ""))
+            node_version = result.evaluation.harness_version if result.evaluation else ""
+            if node_version and node_version != HARNESS_VERSION:
+                # Recorded under this driver's identity it would claim a harness it was not
+                # measured by: keep it out, and say how to fix the cluster.
+                defer(state, f"harness_error: the evaluating node runs harness {node_version}, "
+                             f"this driver {HARNESS_VERSION}: install one checkout on every node")
+                return
             if journal.append(result):
                 budget.spent_usd += sum(
                     t.generation.cost_usd for t in state.turns if not t.generation.cached
                 )
                 if tracker:
                     tracker.log_cell(result)
-            progress.update(result.status.value, result.generation.cost_usd)
+            progress.update(state.key.model, result.status.value, result.generation.cost_usd)
 
         def defer(state: CellState, reason: str) -> None:
             deferred.append(f"{state.key.cell_id}: {reason}")
-            progress.update("deferred")
+            progress.update(state.key.model, "deferred")
+
+        pipeline: Pipeline | None = None
+
+        def tick() -> None:
+            if pipeline is None:
+                return
+            generating, building, queued = pipeline.counts()
+            nodes: dict[str, int] = {}
+            for ev in pipeline.evaluating():
+                label = labels.get(id(ev), "evaluator")
+                nodes[label] = nodes.get(label, 0) + 1
+            progress.set_in_flight(InFlight(generating, building, queued, nodes))
 
         with progress:
-            Pipeline(
+            pipeline = Pipeline(
                 pending,
                 stages,
                 evaluators,
@@ -231,7 +306,9 @@ def run_sweep(dcfg: DictConfig) -> int:
                 max_inflight_generations=cfg.cluster.max_inflight_generations,
                 max_queued_builds=cfg.cluster.max_queued_builds,
                 replace_evaluators=start_evaluators,
-            ).run()
+                tick=tick,
+            )
+            pipeline.run()
     except KeyboardInterrupt:
         status = "KILLED"
         _say("pkb: interrupted; every recorded cell is in the journal. Re-run the same command to continue.")
@@ -243,7 +320,7 @@ def run_sweep(dcfg: DictConfig) -> int:
         if tracker:
             tracker.flush()
 
-    finish_report(cfg, journal, tracker, status, progress.summary())
+    finish_report(cfg, journal, tracker, status, progress.summary(), planned_ids)
     journal.close()
     if turn_log:
         turn_log.close()
@@ -262,22 +339,44 @@ def run_sweep(dcfg: DictConfig) -> int:
     return EXIT_OK
 
 
-def finish_report(cfg: RootConfig, journal: Journal, tracker, status: str, progress_line: str) -> None:
-    """The leaderboard of every recorded cell of the sweep: printed, written, and logged to
-    the sweep's parent run, which is then closed with `status`."""
+def evaluator_labels(actors: list) -> dict[int, str]:
+    """id(actor handle) -> a short name of its node (address, and GPUs it holds), for the
+    progress display; an actor that does not answer in 30 s is just `evaluator N`."""
+    import ray
+
+    labels = {}
+    for i, actor in enumerate(actors):
+        try:
+            info = ray.get(actor.info.remote(), timeout=30)
+            node = info.get("node_id", "")[:8] or f"evaluator {i}"
+            gpus = info.get("cuda_visible_devices")
+            labels[id(actor)] = f"node {node}" + (f" (GPUs {gpus})" if gpus else f" #{i}")
+        except Exception:  # noqa: BLE001: a label is not worth failing a sweep
+            labels[id(actor)] = f"evaluator {i}"
+    return labels
+
+
+def finish_report(cfg: RootConfig, journal: Journal, tracker, status: str, progress_line: str,
+                  planned_ids: dict[str, str] | None = None) -> None:
+    """The leaderboard of the sweep's current cells (for this invocation's cells, the records
+    made under its settings): printed, written beside the journal, and logged to the
+    sweep's parent run, which is then closed with `status`."""
     from pkb_ray.report.leaderboard import build_report, print_leaderboard
     from pkb_ray.report.metrics import summary_metrics
+    from pkb_ray.report.tables import cell_table
 
     sweep_dir = journal.path.parent
-    records = journal.records()
-    report = build_report(records, sweep_dir)
+    records = current_records(journal.records(), planned_ids)
+    title = f"sweep {cfg.sweep.name}: {len(records)} cells recorded"
+    report = build_report(records, sweep_dir, title)
     if records:
-        print_leaderboard(report.summaries, f"sweep {cfg.sweep.name}: {len(records)} cells recorded")
-    _say(f"pkb: {progress_line}; leaderboard {report.markdown_path} and {report.csv_path}")
+        print_leaderboard(report, title)
+    _say(f"pkb: {progress_line}; leaderboard {report.markdown_path} (per problem: "
+         f"{report.problems_csv_path.name}, heatmap: {report.heatmap_path.name if report.heatmap_path else '-'})")
     if tracker:
-        files = [p for p in (report.markdown_path, report.csv_path, report.plot_path,
-                             report.turn_plot_path) if p]
-        tracker.log_summary(summary_metrics(report.summaries), files, report.curves)
+        tracker.log_summary(summary_metrics(report.summaries), report.files(), report.curves,
+                            cell_table(records), sorted(report.facts.hardware) if report.facts else [])
         for err in tracker.close(status):
             _say(f"pkb: {err}")
-        _say(f"pkb: MLflow: mlflow ui --backend-store-uri {cfg.tracking.uri}  (experiment {cfg.sweep.name!r})")
+        _say(f"pkb: MLflow: pkb ui --uri {cfg.tracking.uri}  (experiment {cfg.sweep.name!r}; "
+             f"or LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri {cfg.tracking.uri})")

@@ -29,6 +29,14 @@ class Budget:
         return self.limit_usd is not None and self.spent_usd >= self.limit_usd
 
 
+def prompt_context(cfg: RootConfig, device: str, size: str):
+    """The evaluation every prompt of this sweep describes (and its hash covers)."""
+    from pkb_ray.generation.prompt import EvalContext
+
+    return EvalContext(world_size=cfg.eval.world_size, device=device, size=size,
+                       load_timeout_s=cfg.eval.timeouts.load_s)
+
+
 class RayStages:
     def __init__(
         self,
@@ -38,7 +46,9 @@ class RayStages:
         size: str,
         budget: Budget,
         turn_log: TurnLog | None = None,
+        context=None,
     ) -> None:
+        """`context`: the EvalContext the prompts describe (default: from the config)."""
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -73,6 +83,7 @@ class RayStages:
                     cfg.problems.source,
                     os.path.abspath(cfg.generation.cache_dir),
                     cfg.generation.replay_only,
+                    context=context or prompt_context(cfg, device, size),
                 )
             )
         self._build = (
@@ -128,7 +139,7 @@ class RayStages:
 
     def evaluate(self, evaluator: Any, state: CellState) -> Any:
         if self.turn_log is not None:
-            done = self.turn_log.get(state.key.cell_id, state.turn)
+            done = self.turn_log.get(state.record_id, state.turn)
             if done is not None:  # evaluated before an interrupt: not redone
                 import ray
 
@@ -144,5 +155,5 @@ class RayStages:
             return False
         outcome = state.current.outcome()
         if self.turn_log is not None and outcome is not None:
-            self.turn_log.put(state.key.cell_id, state.turn, outcome)
+            self.turn_log.put(state.record_id, state.turn, outcome)
         return self.agent.continue_cell(state)

@@ -18,14 +18,22 @@ from pkb_ray.generation.models import (
     load_model_config,
     missing_api_key,
     resolve_models,
+    sampling_params,
 )
-from pkb_ray.generation.prompt import PROMPT_VERSION, Prompt, build_prompt, messages_hash
+from pkb_ray.generation.prompt import (
+    PROMPT_VERSION,
+    EvalContext,
+    Prompt,
+    build_prompt,
+    messages_hash,
+)
 from pkb_ray.generation.service import GenerationService
 
 __all__ = [
     "MODEL_CONF_DIR",
     "PROMPT_VERSION",
     "CallResult",
+    "EvalContext",
     "GenerationService",
     "KernelsCache",
     "ModelClient",
@@ -46,4 +54,5 @@ __all__ = [
     "missing_api_key",
     "parse_retry_after",
     "resolve_models",
+    "sampling_params",
 ]

@@ -20,6 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="problem source: builtin, a directory, or pkb:/path (default builtin)")
     prompt.add_argument("--hardware", default=None,
                         help="file with the node's hardware description (default: H200 NVLink)")
+    prompt.add_argument("--world-size", type=int, default=2, help="ranks of the evaluation (default 2)")
+    prompt.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    prompt.add_argument("--size", default=None,
+                        help="the problem size the inputs are made at (default: bench on cuda, small on cpu)")
+    prompt.add_argument("--load-timeout-s", type=float, default=None,
+                        help="eval.timeouts.load_s (default: the config's)")
     prompt.add_argument("--json", action="store_true",
                         help="the messages, version and hash as JSON")
     prompt.set_defaults(handler=_prompt)
@@ -30,6 +36,8 @@ def _fmt_limit(v) -> str:
 
 
 def _models_list(args: argparse.Namespace) -> int:
+    import os
+
     from pkb_ray.generation.models import api_model_names, list_model_names, model_summary
 
     api = set(api_model_names())
@@ -37,6 +45,9 @@ def _models_list(args: argparse.Namespace) -> int:
     for name in list_model_names():
         s = model_summary(name)
         s["in_all"] = name in api
+        # Whether the key variable is set, never its value.
+        var = s.get("api_key_env")
+        s["key_set"] = bool(var and os.environ.get(var)) if var else None
         rows.append(s)
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
@@ -51,23 +62,32 @@ def _models_list(args: argparse.Namespace) -> int:
         mid = s.get("model_id") or "-"
         if s["provider"] == "pseudo":
             mid = "(pseudo-model, no API)"
+        key = s.get("api_key_env")
+        key = f"{key} ({'set' if s['key_set'] else 'NOT SET'})" if key else "-"
         print(f"{s['name']:26} {s['provider']:13} {mid:52} {s['max_concurrency']:>4} "
               f"{_fmt_limit(s.get('rpm')):>6} {_fmt_limit(s.get('tpm')):>10} "
-              f"{price(pin):>7} {price(pout):>7}  {s.get('api_key_env') or '-'}")
+              f"{price(pin):>7} {price(pout):>7}  {key}")
+    ready = sum(1 for s in rows if s["in_all"] and s["key_set"])
     print(f"{len(rows)} configs; models=all = {len(api)} API models "
-          "(not the pseudo-models or the openai_compatible template)")
+          f"(not the pseudo-models or the openai_compatible template), {ready} of them with "
+          "their key set (a model without its key is skipped)")
     return 0
 
 
 def _prompt(args: argparse.Namespace) -> int:
-    from pkb_ray.generation.prompt import build_prompt
+    from pkb_ray.config.schema import TimeoutConfig
+    from pkb_ray.generation.prompt import EvalContext, build_prompt
     from pkb_ray.problems import load_problem
 
     hardware = None
     if args.hardware:
         with open(args.hardware, encoding="utf-8") as f:
             hardware = f.read()
-    p = build_prompt(load_problem(args.source, args.problem), hardware)
+    size = args.size or ("bench" if args.device == "cuda" else "small")
+    load_s = args.load_timeout_s if args.load_timeout_s is not None else TimeoutConfig().load_s
+    context = EvalContext(world_size=args.world_size, device=args.device, size=size,
+                          load_timeout_s=load_s)
+    p = build_prompt(load_problem(args.source, args.problem), hardware, context)
     if args.json:
         json.dump({"version": p.version, "hash": p.hash, "messages": p.messages},
                   sys.stdout, indent=1)

@@ -86,6 +86,14 @@ def model_summary(name: str, conf_dir: Path = MODEL_CONF_DIR) -> dict[str, Any]:
     return out  # type: ignore[return-value]
 
 
+def sampling_params(cfg: ModelConfig) -> dict[str, Any]:
+    """The parameters that change a model's answer: part of every kernels_cache key and of
+    every cell's identity."""
+    return {"temperature": cfg.temperature, "reasoning_effort": cfg.reasoning_effort,
+            "max_output_tokens": cfg.max_output_tokens,
+            "extra_params": dict(cfg.extra_params or {})}
+
+
 def is_pseudo(cfg: ModelConfig) -> bool:
     return cfg.provider == PSEUDO_PROVIDER
 

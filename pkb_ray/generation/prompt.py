@@ -7,6 +7,7 @@ never replays an old answer and an unchanged one never pays twice.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from dataclasses import dataclass
@@ -15,15 +16,57 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pkb_ray.problems.spec import Problem
 
-PROMPT_VERSION = "pkb-ray-prompt-v2"
+PROMPT_VERSION = "pkb-ray-prompt-v3"
 
 DEFAULT_HARDWARE = """\
-One node of NVIDIA H200 GPUs (141 GB HBM3e each, about 4.8 TB/s HBM bandwidth, compute
-capability 9.0, 132 SMs), 2 or 8 per node, all pairs joined by NVLink (NV18: 18 links,
-about 478 GB/s per direction between two GPUs; a measured peer-read copy reaches about
-365 GB/s). Peer access between all GPUs works. NVLink multicast (NVLS) is disabled:
-`multicast_ptr`, multimem instructions and cuMulticastCreate are NOT available.
+NVIDIA H200 GPUs (141 GB HBM3e each, about 4.8 TB/s HBM bandwidth, compute capability
+9.0, 132 SMs), every pair joined by NVLink (NV18: 18 links, about 478 GB/s per direction
+between two GPUs; a measured peer-read copy reaches about 365 GB/s). Peer access between
+all GPUs works. NVLink multicast (NVLS) is disabled: `multicast_ptr`, multimem
+instructions and cuMulticastCreate are NOT available.
 Software: PyTorch 2.11 with CUDA 13.0."""
+
+# What the roofline in the prompt assumes when no node profile is given: the profile the
+# harness measured on 2 x H200 (benchmarks/results/device_2026-11-22, peer copy 0->1 and
+# 1->0, device-to-device HBM copy, 8192^3 matmuls).
+DEFAULT_PEER_GBPS = 381.0
+DEFAULT_HBM_GBPS = 4066.0
+DEFAULT_BF16_TFLOPS = 751.5
+DEFAULT_FP32_TFLOPS = 50.8
+
+SIGNAL_PAD_BYTES = 9216
+"""torch.distributed._symmetric_memory's default signal pad per rank: 32 channels x 72
+peers x one 32-bit word (`default_signal_pad_size` in torch's CUDASymmetricMemoryTypes.hpp,
+torch 2.13; `symm_mem.get_signal_pad_size()` reads it at run time)."""
+
+IMPLAUSIBLE_BELOW_ROOFLINE = 0.9
+"""A correct result faster than this fraction of the roofline time is reported implausible."""
+
+
+@dataclass(frozen=True)
+class EvalContext:
+    """The evaluation a prompt is written for. Part of the prompt's text, so of its hash:
+    a prompt for world size 4 is another prompt than one for world size 2."""
+
+    world_size: int = 2
+    """Ranks, one process per GPU, all on one node."""
+    device: str = "cuda"
+    """cuda | cpu (gloo ranks on CPU tensors: a pipeline check, no GPU)."""
+    size: str = "bench"
+    """The entry of the problem's `sizes` the inputs are made at."""
+    load_timeout_s: float = 180.0
+    """eval.timeouts.load_s: importing the candidate, load_inline compilation included."""
+    inputs: tuple[tuple[str, str], ...] = ()
+    """(problem id, input description) pairs computed once by the driver (`with_inputs`), so
+    generation actors never build a data-dependent problem's tensors themselves; a problem
+    missing here is described on demand (the same text)."""
+
+    def with_inputs(self, problems: dict[str, Problem]) -> "EvalContext":
+        """This context with every problem's input description filled in."""
+        import dataclasses
+
+        texts = tuple((pid, _inputs_text(p, self)) for pid, p in problems.items())
+        return dataclasses.replace(self, inputs=texts)
 
 SYSTEM = """\
 You are an expert CUDA and PyTorch distributed-systems engineer. You rewrite multi-GPU \
@@ -31,7 +74,7 @@ PyTorch workloads so that GPUs exchange data directly over NVLink through symmet
 memory, with custom CUDA (or Triton) kernels and no NCCL collectives, and you make them \
 as fast as the hardware allows while staying numerically correct."""
 
-SYMM_MEM_API = """\
+SYMM_MEM_API = f"""\
 ## The symmetric-memory API (torch.distributed._symmetric_memory, imported as symm_mem)
 
 - `buf = symm_mem.empty(shape, dtype=..., device=...)`: allocate a tensor in symmetric
@@ -44,11 +87,16 @@ SYMM_MEM_API = """\
   buffer (peer pointers usable directly inside kernels on this GPU: loads/stores go over
   NVLink). `handle.buffer_ptrs_dev`: the same as a device array of int64 (uint64_t*).
 - `handle.signal_pad_ptrs` / `handle.signal_pad_ptrs_dev`: per-rank signal pads (uint32
-  words, zero-initialised) for your own flags and barriers inside kernels. Use
+  words, zero-initialised; {SIGNAL_PAD_BYTES} bytes per rank by default, i.e. 32
+  channels x 72 peers) for your own flags and barriers inside kernels. Use
   system-scope atomics / `ld.acquire.sys` / `st.release.sys` for cross-GPU flags and
   leave every flag as you found it (reset to 0) at the end of a call.
-- `handle.barrier(channel=0)`: a barrier across all ranks on the current stream (uses
-  signal pads; no NCCL).
+- `handle.barrier(channel=0)`: a barrier across all ranks on the current stream; channel c
+  uses the signal-pad words of channel c (no NCCL). `put_signal` / `wait_signal` use the
+  same words: do not mix them with your own flags at the same offsets.
+- The harness itself uses none of your symmetric memory, signal pads or barrier channels:
+  every channel is yours. Your symmetric buffers live as long as your process (one
+  process per rank for all calls of one evaluation).
 - `handle.get_buffer(rank, shape, dtype, storage_offset=0)`: a tensor view of rank
   `rank`'s symmetric buffer; torch ops on a peer's view read/write over NVLink.
 - `handle.put_signal(dst_rank, channel=0)` / `handle.wait_signal(src_rank, channel=0)`:
@@ -69,8 +117,9 @@ RULES = """\
   returns (same shapes, dtypes and devices, on every rank). It is called on every rank,
   one process per GPU, after the process group exists (its backend may not be NCCL).
 - The harness calls `solution` many times with fresh random inputs (different values per
-  call and per rank) and checks every rank's output on several of them, including a
-  timed call: never return a result computed for earlier inputs, and never skip work.
+  call and per rank) and checks every rank's output on several of them, including timed
+  calls chosen in secret: never return a result computed for earlier inputs, and never
+  skip work.
 - Time of one call = the slowest rank's GPU time. Each timed call is queued on every rank
   behind a gate that starts all GPUs together (short calls run back to back), so host
   launch overhead does not count; work on side streams does. Code that waits on the GPU
@@ -112,10 +161,23 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     return out
 ```
 
-Faster versions drop the staging copy where the input can live in symmetric memory,
-replace the two full barriers with per-peer signals (put_signal / wait_signal or flags in
-the signal pad written by your kernel), and do the peer reads in a CUDA kernel with
-16-byte vector loads spread over many thread blocks.'''
+Faster versions replace the two full barriers with per-peer signals (put_signal /
+wait_signal, or flags in the signal pad written by your kernel), fuse the staging copy
+into the kernel that exchanges the data, and do the peer reads in a CUDA kernel with
+16-byte vector loads spread over many thread blocks. The input itself is never in
+symmetric memory (see "Inputs and outputs"): one copy into your buffer is the least any
+candidate pays.'''
+
+INPUTS_CONTRACT = """\
+## Inputs and outputs: what you may assume
+
+- Inputs are plain tensors in memory the harness owns, never in symmetric memory: a peer
+  cannot read them directly. Copy what peers need into your own symmetric buffers.
+- Their contents change on every call (fresh random values per call and per rank); a
+  buffer address may repeat across calls, its contents do not. Never cache results.
+- Do not modify inputs: they are checked after every call.
+- Return new tensors: not an input, not a view of one, and not a view of a buffer you
+  write again on a later call (the harness may hold outputs of several calls at once)."""
 
 
 OUTPUT_FORMAT = """\
@@ -144,15 +206,24 @@ def messages_hash(messages: list[dict[str, Any]]) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
+def _solution_args(source: str) -> list[str]:
+    """Positional argument names of the reference's `solution`, for the input listing."""
+    try:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef) and node.name == "solution":
+                return [a.arg for a in node.args.posonlyargs + node.args.args]
+    except SyntaxError:
+        pass
+    return []
+
+
 def _problem_section(problem: Problem) -> str:
     s = problem.spec
-    sizes = s.sizes.get("bench") or next(iter(s.sizes.values()), {})
     lines = [
         f"## The problem: {s.title} (`{s.id}`)",
         "",
-        f"Category: {s.category}. Parallelism: {s.parallelism}. Drawn from: {s.origin}.",
-        f"World sizes: {', '.join(str(w) for w in s.world_sizes)} GPUs. Dtype: {s.dtype}.",
-        f"Benchmark size parameters: {json.dumps(sizes, sort_keys=True)}.",
+        f"Category: {s.category}. Parallelism: {s.parallelism}. Drawn from: {s.origin}. "
+        f"Dtype: {s.dtype}.",
     ]
     if s.description:
         lines += ["", s.description.strip()]
@@ -167,26 +238,96 @@ def _problem_section(problem: Problem) -> str:
     return "\n".join(lines)
 
 
+def _roofline_line(problem: Problem, ctx: EvalContext) -> str:
+    """The least time the hardware allows for these inputs, with the counts it comes from."""
+    if ctx.device != "cuda":
+        return "No roofline on CPU: a CPU evaluation checks correctness, not GPU speed."
+    counts = problem.roofline(ctx.world_size, ctx.size) if ctx.size in problem.spec.sizes else None
+    if counts is None:
+        return "This problem gives no roofline counts."
+    from pkb_ray.engine.hardware import HardwareProfile
+    from pkb_ray.engine.roofline import roofline_ms
+
+    peers = {f"{i}->{j}": DEFAULT_PEER_GBPS for i in range(ctx.world_size)
+             for j in range(ctx.world_size) if i != j}
+    profile = HardwareProfile(fingerprint="prompt-default", peer_bw_gbps=peers,
+                              hbm_bw_gbps=DEFAULT_HBM_GBPS, bf16_tflops=DEFAULT_BF16_TFLOPS,
+                              fp32_tflops=DEFAULT_FP32_TFLOPS)
+    dtype = str(problem.spec.sizes[ctx.size].get("dtype", problem.spec.dtype))
+    floor_ms = roofline_ms(counts, profile, ctx.world_size, dtype)
+    parts = [f"{counts.nvlink_bytes_per_rank / 1e6:.3g} MB over NVLink",
+             f"{counts.hbm_bytes_per_rank / 1e6:.3g} MB of HBM traffic",
+             f"{counts.flops_per_rank / 1e9:.3g} GFLOP"]
+    if floor_ms is None:
+        return "Roofline: the busiest rank must move " + ", ".join(parts) + "."
+    return (f"Roofline: the busiest rank must move {', '.join(parts)}; at {DEFAULT_PEER_GBPS:g} GB/s "
+            f"per peer link, {DEFAULT_HBM_GBPS / 1000:.2f} TB/s HBM and "
+            f"{DEFAULT_BF16_TFLOPS:g} bf16 / {DEFAULT_FP32_TFLOPS:g} fp32 TFLOPS (measured on "
+            f"2 x H200) that takes at least {floor_ms * 1000:.3g} us per call. Your time "
+            f"is reported as a fraction of it; a correct result faster than "
+            f"{IMPLAUSIBLE_BELOW_ROOFLINE:g} x this bound is reported as implausible, not fast.")
+
+
+def _inputs_text(problem: Problem, ctx: EvalContext) -> str:
+    from pkb_ray.generation.shapes import describe_inputs
+
+    return describe_inputs(problem, ctx.world_size, ctx.size, _solution_args(problem.reference_source))
+
+
+def _evaluation_section(problem: Problem, ctx: EvalContext) -> str:
+    """What this evaluation is: world size and node, the real input shapes, tolerance,
+    roofline and the load limit."""
+    s = problem.spec
+    where = (f"one node: {ctx.world_size} processes, one per GPU, ranks 0..{ctx.world_size - 1}, "
+             f"every pair of those GPUs joined by NVLink" if ctx.device == "cuda" else
+             f"one CPU machine: {ctx.world_size} processes (gloo, CPU tensors; no symmetric memory)")
+    also = [w for w in s.world_sizes if w != ctx.world_size]
+    params = s.sizes.get(ctx.size, {})
+    inputs = dict(ctx.inputs).get(s.id) or _inputs_text(problem, ctx)
+    lines = [
+        "## This evaluation",
+        "",
+        f"- World size {ctx.world_size}, on {where}."
+        + (f" (The problem is also defined for world sizes {', '.join(map(str, also))}; only "
+           f"{ctx.world_size} is evaluated here.)" if also else ""),
+        f"- Inputs at the `{ctx.size}` size ({json.dumps(params, sort_keys=True)}), exactly as "
+        "`solution` receives them:",
+        inputs or "  - (no arguments)",
+        f"- Tolerance: every rank's output within atol={s.atol:g}, rtol={s.rtol:g} of the "
+        "reference's (torch.allclose semantics).",
+        f"- {_roofline_line(problem, ctx)}",
+        f"- Importing your module, any load_inline compilation included, must finish within "
+        f"{ctx.load_timeout_s:g} s (a cold load_inline of a small kernel takes about 48 s "
+        "there; keep to one extension).",
+    ]
+    return "\n".join(lines)
+
+
 def _precision_note(problem: Problem) -> str:
     s = problem.spec
+    why = f" ({s.tolerance_reason.strip()})" if s.tolerance_reason else ""
     return (
         "## Precision\n\n"
-        f"Every rank's output must match the reference within atol={s.atol:g}, "
-        f"rtol={s.rtol:g} (torch.allclose semantics, in {s.dtype}). Summation order may "
-        "differ from the reference's; accumulate reduced-precision sums (bf16/fp16) in "
-        "fp32 and round once at the end, or the error grows with the world size."
+        f"The tolerance above is atol={s.atol:g}, rtol={s.rtol:g} in {s.dtype}{why}. Summation "
+        "order may differ from the reference's; accumulate reduced-precision sums "
+        "(bf16/fp16) in fp32 and round once at the end, or the error grows with the world size."
     )
 
 
-def build_prompt(problem: Problem, hardware: str | None = None) -> Prompt:
-    """The chat messages for one problem. `hardware` is the node's measured profile as
-    text; None uses the default H200 NVLink description."""
+def build_prompt(problem: Problem, hardware: str | None = None,
+                 context: EvalContext | None = None) -> Prompt:
+    """The chat messages for one problem and one evaluation (`context`; default: world
+    size 2 on cuda at the bench size). `hardware` is the node's description as text; None
+    uses the default H200 NVLink description."""
+    ctx = context or EvalContext()
     hw = (hardware or DEFAULT_HARDWARE).strip()
     user = "\n\n".join([
         "Rewrite the following multi-GPU PyTorch workload so that it uses no NCCL: move "
         "data between GPUs yourself through symmetric memory over NVLink, with custom "
         "kernels, and make it as fast as you can while staying correct.",
         _problem_section(problem),
+        _evaluation_section(problem, ctx),
+        INPUTS_CONTRACT,
         SYMM_MEM_API,
         RULES,
         "## Hardware\n\n" + hw,

@@ -20,7 +20,8 @@ from .cache import KernelsCache, cache_key, is_cacheable
 from .client import CallResult, ModelClient
 from .extract import extract_candidate
 from .models import as_model_config, check_model_config, is_pseudo
-from .prompt import PROMPT_VERSION, Prompt, build_prompt, messages_hash
+from .models import sampling_params
+from .prompt import PROMPT_VERSION, EvalContext, Prompt, build_prompt, messages_hash
 
 if TYPE_CHECKING:
     from pkb_ray.problems.spec import Problem
@@ -32,10 +33,12 @@ class GenerationService:
     def __init__(self, model_cfg: ModelConfig | Mapping[str, Any], problems_source: str = "builtin",
                  cache_dir: str = "kernels_cache", replay_only: bool = False, *,
                  problems: Mapping[str, Problem] | None = None,
-                 client_options: Mapping[str, Any] | None = None):
+                 client_options: Mapping[str, Any] | None = None,
+                 context: EvalContext | None = None):
         """`problems`: preloaded problems by id (tests, benchmarks); otherwise they are
         loaded from `problems_source` on first use. `client_options`: ModelClient
-        keyword arguments (backoff_base_s, backoff_max_s, max_retry_after_s)."""
+        keyword arguments (backoff_base_s, backoff_max_s, max_retry_after_s). `context`:
+        the evaluation the prompts are for (world size, device, size, load limit)."""
         self.cfg = as_model_config(model_cfg)
         self.problems_source = problems_source
         self.cache = KernelsCache(cache_dir)
@@ -43,6 +46,7 @@ class GenerationService:
         self._problems: dict[str, Problem] = dict(problems or {})
         self._prompts: dict[tuple[str, str | None], Prompt] = {}
         self._client_options = dict(client_options or {})
+        self.context = context or EvalContext()
         self._client: ModelClient | None = None
         self._inflight: dict[str, asyncio.Future[Generation]] = {}
         self.cache_hits = 0
@@ -65,7 +69,7 @@ class GenerationService:
     def prompt(self, problem_id: str, hardware: str | None = None) -> Prompt:
         k = (problem_id, hardware)
         if k not in self._prompts:
-            self._prompts[k] = build_prompt(self.problem(problem_id), hardware)
+            self._prompts[k] = build_prompt(self.problem(problem_id), hardware, self.context)
         return self._prompts[k]
 
     def stats(self) -> dict[str, Any]:
@@ -77,10 +81,7 @@ class GenerationService:
 
     def sampling(self) -> dict[str, Any]:
         """The parameters that change an answer: part of the cache key."""
-        cfg = self.cfg
-        return {"temperature": cfg.temperature, "reasoning_effort": cfg.reasoning_effort,
-                "max_output_tokens": cfg.max_output_tokens,
-                "extra_params": dict(cfg.extra_params or {})}
+        return sampling_params(self.cfg)
 
     # -- the stage -------------------------------------------------------------------------
     async def generate(self, problem_id: str, attempt: int, turn: int = 1,

@@ -17,7 +17,7 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     from pkb_ray.report.leaderboard import build_report, print_leaderboard
-    from pkb_ray.tracking.journal import read_journal
+    from pkb_ray.tracking.journal import current_records, read_journal
 
     sweep_dir = Path(args.root) / args.sweep_name
     try:
@@ -30,8 +30,10 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a corrupted line: the message names file and line
         print(f"pkb report: {exc}", file=sys.stderr)
         return 2
-    report = build_report(results, sweep_dir)
-    print_leaderboard(report.summaries, f"sweep {args.sweep_name}: {len(results)} cells")
-    print(f"wrote {report.markdown_path}, {report.csv_path}"
-          + (f", {report.plot_path}" if report.plot_path else ""))
+    # One record per cell: the latest (a superseded record stays in the journal, unshown).
+    results = current_records(results)
+    title = f"sweep {args.sweep_name}: {len(results)} cells"
+    report = build_report(results, sweep_dir, title)
+    print_leaderboard(report, title)
+    print("wrote " + ", ".join(str(p) for p in report.files()))
     return 0

@@ -1,4 +1,6 @@
-"""The leaderboard: printed (rich), written as Markdown and CSV, plus a fast_p curve plot."""
+"""The leaderboard: a header that says what was measured, the totals per model, the
+per-problem table (models as columns), written as Markdown and CSV, with a fast_p plot
+and a model x problem heatmap beside it; printed with rich."""
 
 from __future__ import annotations
 
@@ -7,8 +9,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pkb_ray.records import CellResult
-from pkb_ray.report.metrics import ModelSummary, fast_p_at_k, group_cells, summarize
+from pkb_ray.report.facts import SweepFacts, sweep_facts
+from pkb_ray.report.heatmap import plot_heatmap
+from pkb_ray.report.metrics import FAST_P_THRESHOLDS, ModelSummary, fast_p_at_k, group_cells, summarize
+from pkb_ray.report.tables import ProblemTable, problem_table
 from pkb_ray.report.turn_curves import turn_curves
+
+LEGEND = (
+    "pass@k: unbiased estimator over the k attempts per problem. fast_p@k: correct and "
+    "speedup > p (PKB's point estimate). sig_fast_p@k: correct and the speedup's 95% interval "
+    "above p (a cell without an interval never counts). Speeds (fast_p, geomean) leave out "
+    "`launch_bound` cells (their time is launch overhead) and `implausible` ones (correct "
+    "outputs at a time the hardware or the judge's clock rules out); both are counted in "
+    "their own columns. Per problem: best correct speedup (correct/attempts when k > 1), "
+    "else the most common failure class."
+)
 
 
 @dataclass
@@ -19,6 +34,14 @@ class Report:
     plot_path: Path | None
     curves: dict[str, dict[str, list[float]]]
     turn_plot_path: Path | None = None
+    problems_csv_path: Path | None = None
+    heatmap_path: Path | None = None
+    facts: SweepFacts | None = None
+    problems: ProblemTable | None = None
+
+    def files(self) -> list[Path]:
+        return [p for p in (self.markdown_path, self.csv_path, self.problems_csv_path,
+                            self.plot_path, self.heatmap_path, self.turn_plot_path) if p]
 
 
 def _fmt(value: object) -> str:
@@ -50,7 +73,7 @@ def mode_comparison(summaries: list[ModelSummary]) -> list[dict[str, str]]:
             rows.append({
                 "model": model,
                 "zeroshot pass@1": _fmt(z.pass_at_1), "agent pass@1": _fmt(a.pass_at_1),
-                "zeroshot fast1@k": _fmt(z.fast1_at_k), "agent fast1@k": _fmt(a.fast1_at_k),
+                "zeroshot fast_1@k": _fmt(z.fast1_at_k), "agent fast_1@k": _fmt(a.fast1_at_k),
                 "zeroshot geomean x": _fmt(z.geomean_speedup), "agent geomean x": _fmt(a.geomean_speedup),
                 "zeroshot cost $": f"{z.cost_usd:.2f}", "agent cost $": f"{a.cost_usd:.2f}",
             })
@@ -63,12 +86,22 @@ def _markdown_table(cols: list[str], rows: list[dict[str, object]]) -> list[str]
     return lines
 
 
-def to_markdown(summaries: list[ModelSummary]) -> str:
-    lines = _markdown_table(_columns(summaries), [s.as_row() for s in summaries])
+def to_markdown(summaries: list[ModelSummary], facts: SweepFacts | None = None,
+                table: ProblemTable | None = None, title: str = "Leaderboard") -> str:
+    lines = [f"# {title}", ""]
+    if facts is not None:
+        lines += [f"{line}  " for line in facts.header()] + [""]
+    lines += ["## Totals per model", ""]
+    lines += _markdown_table(_columns(summaries), [s.as_row() for s in summaries])
+    if table is not None and table.rows:
+        lines += ["", "## Per problem (best correct speedup, or why none was correct)", ""]
+        rows = table.as_dicts()
+        lines += _markdown_table(list(rows[0]), rows)
     comparison = mode_comparison(summaries)
     if comparison:
         lines += ["", "Zero-shot and agent mode side by side:", ""]
         lines += _markdown_table(list(comparison[0]), comparison)
+    lines += ["", LEGEND]
     return "\n".join(lines) + "\n"
 
 
@@ -81,8 +114,17 @@ def write_csv(summaries: list[ModelSummary], path: Path) -> None:
             writer.writerow(s.as_row())
 
 
+def write_problems_csv(table: ProblemTable, path: Path) -> None:
+    rows = table.as_dicts()
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["problem", "category", *table.columns])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
-    """fast_p@k against p, one line per (model, mode)."""
+    """fast_p@k against p, one line per (model, mode): solid the point estimate, dashed the
+    significant form."""
     import logging
 
     import matplotlib
@@ -99,31 +141,44 @@ def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
     for (model, mode), per_problem in sorted(grouped.items()):
         k = max(len(c) for c in per_problem.values())
         ys = [fast_p_at_k(per_problem, p, k) for p in thresholds]
-        ax.plot(thresholds, ys, label=f"{model} ({mode}, k={k})")
+        (line,) = ax.plot(thresholds, ys, label=f"{model} ({mode}, k={k})")
+        sig = [fast_p_at_k(per_problem, p, k, significant=True) for p in thresholds]
+        ax.plot(thresholds, sig, ls="--", color=line.get_color(), label=f"{model} significant")
     ax.set_xlabel("speedup threshold p (reference time / candidate time)")
     ax.set_ylabel("fast_p@k (fraction of problems)")
     ax.set_ylim(0, 1.02)
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title("fast_p: correct and faster than the reference by more than p")
+    facts = sweep_facts(results)
+    title = f"fast_p: correct and faster than the reference by more than p\n{facts.short()}"
+    if facts.on_cpu:
+        title += "\nCPU run: not a measurement of GPU speed"
+    ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def build_report(results: list[CellResult], out_dir: Path) -> Report:
+def build_report(results: list[CellResult], out_dir: Path, title: str = "Leaderboard") -> Report:
+    """Every file of the leaderboard, written into `out_dir` (the sweep's directory)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     summaries = summarize(results)
+    facts = sweep_facts(results)
+    table = problem_table(results)
     md = out_dir / "leaderboard.md"
-    md.write_text(to_markdown(summaries), encoding="utf-8")
+    md.write_text(to_markdown(summaries, facts, table, title), encoding="utf-8")
     csv_path = out_dir / "leaderboard.csv"
     write_csv(summaries, csv_path)
+    problems_csv = out_dir / "leaderboard_problems.csv"
+    write_problems_csv(table, problems_csv)
     plot = plot_fast_p(results, out_dir / "fast_p.png")
+    heatmap = plot_heatmap(results, out_dir / "heatmap.png")
     curves = turn_curves(results)
     turn_plot = plot_turn_curves(curves, out_dir / "pass_at_turn.png") if curves else None
-    return Report(summaries, md, csv_path, plot, curves, turn_plot)
+    return Report(summaries, md, csv_path, plot, curves, turn_plot, problems_csv, heatmap,
+                  facts, table)
 
 
 def plot_turn_curves(curves: dict[str, dict[str, list[float]]], path: Path) -> Path:
@@ -151,43 +206,58 @@ def plot_turn_curves(curves: dict[str, dict[str, list[float]]], path: Path) -> P
 
 
 def _display_row(s: ModelSummary) -> dict[str, str]:
-    """The printed table: the headline figures only (Markdown and CSV carry every column)."""
-    return {
+    """The printed totals: the headline figures (Markdown and CSV carry every column)."""
+    row = {
         "model": s.model,
         "mode": s.mode,
+        "k": str(s.k),
         "cells": str(s.cells),
-        "ok/wrong/failed": "/".join(
-            str(s.counts.get(k, 0)) for k in ("correct", "incorrect", "failed")
+        "ok/wrong/failed/implaus.": "/".join(
+            str(s.counts.get(k, 0)) for k in ("correct", "incorrect", "failed", "implausible")
         ),
+        "launch-bound": str(s.launch_bound),
         "pass@1": _fmt(s.pass_at_1),
-        f"pass@{s.k}": _fmt(s.pass_at_k),
-        f"fast1@{s.k}": _fmt(s.fast1_at_k),
-        f"fast_1.5@{s.k}": _fmt(s.fast_p_at_k[1.5]),
-        f"fast_2@{s.k}": _fmt(s.fast_p_at_k[2.0]),
-        "geomean x": _fmt(s.geomean_speedup),
-        "cost $": f"{s.cost_usd:.2f}",
     }
+    if s.k > 1:
+        row["pass@k"] = _fmt(s.pass_at_k)
+    for p in FAST_P_THRESHOLDS:
+        row[f"fast_{p:g}@k"] = _fmt(s.fast_p_at_k[p])
+        row[f"sig_fast_{p:g}@k"] = _fmt(s.sig_fast_p_at_k[p])
+    row["geomean x"] = _fmt(s.geomean_speedup)
+    row["cost $"] = f"{s.cost_usd:.2f}"
+    return row
 
 
-def print_leaderboard(summaries: list[ModelSummary], title: str) -> None:
+def print_leaderboard(report: Report, title: str) -> None:
     import sys
 
     from rich.console import Console
     from rich.table import Table
 
-    rows = [_display_row(s) for s in summaries]
+    # Logs and CI are not terminals: give the tables room instead of rich's 80 columns.
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    console.print(f"[bold]{title}[/bold]")
+    for line in (report.facts.header() if report.facts else []):
+        console.print(line, highlight=False)
+    rows = [_display_row(s) for s in report.summaries]
     cols: list[str] = []
     for row in rows:
         cols += [c for c in row if c not in cols]
-    table = Table(title=title)
+    table = Table(title="totals per model")
     for c in cols:
         table.add_column(c, justify="left" if c in ("model", "mode") else "right", no_wrap=True)
     for row in rows:
         table.add_row(*[row.get(c, "-") for c in cols])
-    # Logs and CI are not terminals: give the table room instead of rich's 80 columns.
-    console = Console(width=None if sys.stdout.isatty() else 200)
     console.print(table)
-    comparison = mode_comparison(summaries)
+    if report.problems is not None and report.problems.rows:
+        per = Table(title="per problem: best correct speedup, or why none was correct")
+        rows_p = report.problems.as_dicts()
+        for c in rows_p[0]:
+            per.add_column(c, justify="left" if c in ("problem", "category") else "right", no_wrap=True)
+        for row in rows_p:
+            per.add_row(*row.values())
+        console.print(per)
+    comparison = mode_comparison(report.summaries)
     if comparison:
         side = Table(title="zero-shot and agent mode side by side")
         for c in comparison[0]:

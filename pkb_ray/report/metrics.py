@@ -1,9 +1,17 @@
-"""Sweep metrics: pass@k, fast_p@k, fast1@k and geometric-mean speedup.
+"""Sweep metrics: pass@k, fast_p@k (point estimate and significant), geometric-mean speedup.
 
 pass@k uses the unbiased estimator of Chen et al. (2021), 1 - C(n-c, k) / C(n, k), per
 (model, problem) over its n recorded attempts, averaged over problems. fast_p@k is the same
-estimator where a success is "correct and speedup > p" (KernelBench's fast_p). Hand-written
-because it is four lines on math.comb; no statistics library offers this estimator.
+estimator where a success is "correct and speedup > p" (KernelBench's fast_p, PKB's point
+estimate). sig_fast_p@k counts a success only when the speedup's 95% interval lies above p
+(`speedup_ci_low > p`): a 1.02x whose interval spans 0.95..1.09 is not "faster". A cell
+without an interval never counts as significant. Hand-written because it is four lines on
+math.comb; no statistics library offers this estimator.
+
+Kept apart from the speed figures: `implausible` cells (correct outputs at a time physics or
+the judge's clock rules out: never correct, never fast, counted in their own column) and
+cells flagged `launch_bound` (their time is launch overhead, not the kernel's work: correct
+counts for pass@k, but not for fast_p or the geometric mean; counted in their own column).
 """
 
 from __future__ import annotations
@@ -14,7 +22,10 @@ from dataclasses import dataclass, field
 
 from pkb_ray.records import CellResult, CellStatus
 
-FAST_P_THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
+FAST_P_THRESHOLDS = (1.0, 1.5, 2.0)
+"""fast_0 would equal pass@k; thresholds below 1 say nothing about speed."""
+
+LAUNCH_BOUND = "launch_bound"
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -27,16 +38,33 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def is_fast(result: CellResult, p: float) -> bool:
-    speedup = result.speedup
-    return result.status == CellStatus.CORRECT and speedup is not None and speedup > p
+def is_launch_bound(result: CellResult) -> bool:
+    return bool(result.evaluation and LAUNCH_BOUND in (result.evaluation.flags or []))
 
 
-def geometric_mean(values: list[float]) -> float | None:
-    values = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
-    if not values:
+def timed_speedup(result: CellResult) -> float | None:
+    """The speedup that counts for speed figures: correct, not launch-bound, finite."""
+    s = result.speedup
+    if result.status != CellStatus.CORRECT or is_launch_bound(result) or s is None:
         return None
-    return math.exp(sum(math.log(v) for v in values) / len(values))
+    return s if math.isfinite(s) and s > 0 else None
+
+
+def is_fast(result: CellResult, p: float) -> bool:
+    s = timed_speedup(result)
+    return s is not None and s > p
+
+
+def is_fast_significant(result: CellResult, p: float) -> bool:
+    low = result.evaluation.speedup_ci_low if result.evaluation else None
+    return timed_speedup(result) is not None and low is not None and low > p
+
+
+def geometric_mean(values: list[float | None]) -> float | None:
+    kept = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    if not kept:
+        return None
+    return math.exp(sum(math.log(v) for v in kept) / len(kept))
 
 
 @dataclass
@@ -49,29 +77,43 @@ class ModelSummary:
     pass_at_1: float
     pass_at_k: float
     fast_p_at_k: dict[float, float]
+    """PKB's point estimate: correct and speedup > p."""
+    sig_fast_p_at_k: dict[float, float]
+    """Correct and the speedup's 95% interval above p."""
     geomean_speedup: float | None
+    """Over correct, not launch-bound cells."""
     cost_usd: float
     counts: dict[str, int] = field(default_factory=dict)
+    """Cells per status (correct, incorrect, failed, implausible)."""
+    launch_bound: int = 0
+    """Correct cells flagged launch_bound (not in fast_p or the geometric mean)."""
 
     @property
     def fast1_at_k(self) -> float:
         return self.fast_p_at_k[1.0]
 
     def as_row(self) -> dict[str, object]:
+        """One row of the totals table; `@k` columns hold k attempts (the `k` column)."""
         row: dict[str, object] = {
             "model": self.model,
             "mode": self.mode,
+            "k": self.k,
             "problems": self.problems,
             "cells": self.cells,
+            "correct": self.counts.get("correct", 0),
+            "incorrect": self.counts.get("incorrect", 0),
+            "failed": self.counts.get("failed", 0),
+            "implausible": self.counts.get("implausible", 0),
+            "launch_bound": self.launch_bound,
             "pass@1": self.pass_at_1,
-            f"pass@{self.k}": self.pass_at_k,
-            f"fast1@{self.k}": self.fast1_at_k,
         }
+        if self.k > 1:
+            row["pass@k"] = self.pass_at_k
         for p in FAST_P_THRESHOLDS:
-            row[f"fast_{p:g}@{self.k}"] = self.fast_p_at_k[p]
+            row[f"fast_{p:g}@k"] = self.fast_p_at_k[p]
+            row[f"sig_fast_{p:g}@k"] = self.sig_fast_p_at_k[p]
         row["geomean_speedup"] = self.geomean_speedup
         row["cost_usd"] = self.cost_usd
-        row.update({f"n_{k}": v for k, v in sorted(self.counts.items())})
         return row
 
 
@@ -83,12 +125,17 @@ def group_cells(results: list[CellResult]) -> dict[tuple[str, str], dict[str, li
     return grouped
 
 
-def fast_p_at_k(per_problem: dict[str, list[CellResult]], p: float, k: int) -> float:
+def _estimate(per_problem: dict[str, list[CellResult]], success, k: int) -> float:
     if not per_problem:
         return 0.0
-    return sum(
-        pass_at_k(len(cells), sum(is_fast(c, p) for c in cells), k) for cells in per_problem.values()
-    ) / len(per_problem)
+    return sum(pass_at_k(len(cells), sum(map(success, cells)), k)
+               for cells in per_problem.values()) / len(per_problem)
+
+
+def fast_p_at_k(per_problem: dict[str, list[CellResult]], p: float, k: int,
+                significant: bool = False) -> float:
+    test = is_fast_significant if significant else is_fast
+    return _estimate(per_problem, lambda c: test(c, p), k)
 
 
 def summarize(results: list[CellResult]) -> list[ModelSummary]:
@@ -99,28 +146,22 @@ def summarize(results: list[CellResult]) -> list[ModelSummary]:
         counts: dict[str, int] = defaultdict(int)
         for c in cells:
             counts[c.status.value] += 1
-        n_problems = len(per_problem)
+        correct = lambda c: c.status == CellStatus.CORRECT  # noqa: E731
         summaries.append(
             ModelSummary(
                 model=model,
                 mode=mode,
                 k=k,
-                problems=n_problems,
+                problems=len(per_problem),
                 cells=len(cells),
-                pass_at_1=sum(
-                    pass_at_k(len(cs), sum(c.status == CellStatus.CORRECT for c in cs), 1)
-                    for cs in per_problem.values()
-                ) / n_problems,
-                pass_at_k=sum(
-                    pass_at_k(len(cs), sum(c.status == CellStatus.CORRECT for c in cs), k)
-                    for cs in per_problem.values()
-                ) / n_problems,
+                pass_at_1=_estimate(per_problem, correct, 1),
+                pass_at_k=_estimate(per_problem, correct, k),
                 fast_p_at_k={p: fast_p_at_k(per_problem, p, k) for p in FAST_P_THRESHOLDS},
-                geomean_speedup=geometric_mean(
-                    [c.speedup for c in cells if c.status == CellStatus.CORRECT and c.speedup]
-                ),
+                sig_fast_p_at_k={p: fast_p_at_k(per_problem, p, k, True) for p in FAST_P_THRESHOLDS},
+                geomean_speedup=geometric_mean([timed_speedup(c) for c in cells]),
                 cost_usd=sum(c.generation.cost_usd for c in cells),
                 counts=dict(counts),
+                launch_bound=sum(1 for c in cells if correct(c) and is_launch_bound(c)),
             )
         )
     return summaries
@@ -133,10 +174,12 @@ def summary_metrics(summaries: list[ModelSummary]) -> dict[str, float]:
         prefix = f"{s.model}/{s.mode}"
         out[f"{prefix}/pass_at_1"] = s.pass_at_1
         out[f"{prefix}/pass_at_k"] = s.pass_at_k
-        out[f"{prefix}/fast1_at_k"] = s.fast1_at_k
         for p in FAST_P_THRESHOLDS:
             out[f"{prefix}/fast_{p:g}_at_k"] = s.fast_p_at_k[p]
+            out[f"{prefix}/sig_fast_{p:g}_at_k"] = s.sig_fast_p_at_k[p]
         if s.geomean_speedup is not None:
             out[f"{prefix}/geomean_speedup"] = s.geomean_speedup
         out[f"{prefix}/cost_usd"] = s.cost_usd
+        out[f"{prefix}/implausible"] = float(s.counts.get("implausible", 0))
+        out[f"{prefix}/launch_bound"] = float(s.launch_bound)
     return out

@@ -1,7 +1,9 @@
 """The sweep journal: an append-only, fsync'd JSON-lines file, the source of truth for
 which cells are done.
 
-One line per recorded cell. A SIGKILL can tear at most the line being written; opening
+One line per recorded cell, keyed by its record id (the cell id and a digest of everything
+that changed its result): the same cell made under other settings is a new line beside the
+old one, and `current_records` says which line a report shows. A SIGKILL can tear at most the line being written; opening
 the journal cuts such a torn tail, so a re-run neither loses a complete line nor parses
 half of one. MLflow is reconciled from this file, never the other way round.
 """
@@ -42,18 +44,19 @@ class Journal:
 
     def append(self, result: CellResult) -> bool:
         """Record a cell durably. Returns False (and writes nothing) if it was already recorded."""
-        cell_id = result.key.cell_id
-        if cell_id in self._records:
+        record_id = result.record_id
+        if record_id in self._records:
             return False
         if not result.recorded_at:
             result.recorded_at = time.time()
         self._fh.write(result.to_json() + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
-        self._records[cell_id] = result
+        self._records[record_id] = result
         return True
 
     def done_ids(self) -> set[str]:
+        """Record ids (see CellResult.record_id) of every recorded cell."""
         return set(self._records)
 
     def records(self) -> list[CellResult]:
@@ -64,6 +67,20 @@ class Journal:
 
     def close(self) -> None:
         self._fh.close()
+
+
+def current_records(records: list[CellResult], planned: dict[str, str] | None = None) -> list[CellResult]:
+    """One record per cell, the one a report shows: for a cell in `planned` (cell id ->
+    record id) only the record made under this invocation's settings (none while it is
+    not made yet); for any other cell the latest recorded. Records that a later one
+    superseded (another prompt, problem version or sampling) stay in the journal, unshown."""
+    planned = planned or {}
+    by_cell: dict[str, CellResult] = {}
+    for r in records:  # journal order: a later record of a cell replaces an earlier one
+        cell_id = r.key.cell_id
+        if cell_id not in planned or planned[cell_id] == r.record_id:
+            by_cell[cell_id] = r
+    return list(by_cell.values())
 
 
 def read_journal(path: Path) -> list[CellResult]:
@@ -87,5 +104,5 @@ def _parse(complete: bytes, path: Path) -> dict[str, CellResult]:
             record = CellResult.from_dict(json.loads(line))
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}:{lineno}: unreadable journal line: {exc}") from exc
-        records.setdefault(record.key.cell_id, record)
+        records.setdefault(record.record_id, record)
     return records

@@ -1,6 +1,14 @@
 """MLflow tracking: one experiment per sweep name, one parent run per invocation, one child
 run per cell.
 
+Made for comparing: the experiment opens in MLflow's model-training view
+(`mlflow.experimentKind`), cell runs are named `model/problem/aN` with their settings as
+params and their figures as metrics, and the experiment holds a saved view of the runs
+table (`pkb ui` opens it) that lists cells only, flat, with model, problem, status, failure
+class, speedup and its interval, roofline fraction and cost as columns. The parent run
+holds the sweep's settings, its leaderboard files, a model x problem heatmap and one
+table of every cell (`mlflow.log_table`).
+
 The driver is the only writer. Child runs are written by one background thread so the
 pipeline never waits on SQLite (about 39 ms per child run with five text artifacts,
 measured on a 2-core CPU machine). The journal is written first; on start-up the tracker
@@ -10,6 +18,7 @@ exactly once after the next run.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import queue
@@ -25,25 +34,43 @@ log = logging.getLogger(__name__)
 
 KIND_TAG = "pkb.kind"
 CELL_TAG = "pkb.cell_id"
+RECORD_TAG = "pkb.record_id"
 COMPLETE_TAG = "pkb.complete"
 PARENT_TAG = "mlflow.parentRunId"
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+TRAINING_KIND = "custom_model_development"
+"""MLflow 3's UI opens such an experiment on its runs table, not the GenAI overview."""
+VIEW_KEY = "pkb"
+"""`?viewStateShareKey=pkb` opens the saved runs-table view below."""
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+CELLS_TABLE = "cells_table.json"
 
 _STOP = object()
+
+
+def run_name(result: CellResult) -> str:
+    """`model/problem/aN` (and `/agent` in agent mode): readable in the runs table."""
+    name = f"{result.key.model}/{result.key.problem}/a{result.key.attempt}"
+    return name if result.key.mode == "zeroshot" else f"{name}/{result.key.mode}"
 
 
 def cell_params(result: CellResult) -> dict[str, str]:
     ev = result.evaluation
     gen = result.generation
+    ident = result.identity
     return {
         "model": result.key.model,
         "problem": result.key.problem,
+        "category": result.category,
         "attempt": str(result.key.attempt),
         "mode": result.key.mode,
-        "world_size": str(result.world_size),
+        "device": ident.get("eval.device") or (ev.device if ev else ""),
+        "world_size": ident.get("eval.world_size") or str(result.world_size),
+        "size": ident.get("eval.size") or (ev.size if ev else ""),
+        "trials": ident.get("eval.trials") or (str(ev.trials) if ev else ""),
         "hardware_fingerprint": result.hardware_fingerprint or "",
-        "harness_version": result.harness_version or "",
-        "device": ev.device if ev else "",
-        "size": ev.size if ev else "",
+        "harness_version": ident.get("harness_version") or result.harness_version or "",
+        "problem_version": ident.get("problem_version", ""),
         "prompt_hash": gen.prompt_hash,
     }
 
@@ -55,6 +82,8 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
         "compiled": float(bool(ev and ev.compiled)),
         "correct": float(bool(ev and ev.correct)),
         "speedup": ev.speedup if ev else None,
+        "speedup_ci_low": ev.speedup_ci_low if ev else None,
+        "speedup_ci_high": ev.speedup_ci_high if ev else None,
         "candidate_ms": ev.candidate_ms if ev else None,
         "reference_ms": ev.reference_ms if ev else None,
         "roofline_fraction": ev.roofline_fraction if ev else None,
@@ -63,7 +92,10 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
         "latency_s": gen.latency_s,
         "node_seconds": ev.node_seconds if ev else None,
     }
-    return {k: float(v) for k, v in values.items() if v is not None and math.isfinite(float(v))}
+    # 4 significant digits: a readable runs table (timing noise is ~0.4% at best; the
+    # journal keeps every digit).
+    return {k: float(f"{float(v):.4g}") for k, v in values.items()
+            if v is not None and math.isfinite(float(v))}
 
 
 def cell_artifacts(result: CellResult) -> dict[str, str]:
@@ -99,10 +131,12 @@ class MlflowTracker:
             if exp.lifecycle_stage == "deleted":
                 self.client.restore_experiment(exp.experiment_id)
             self.experiment_id = exp.experiment_id
+        self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, TRAINING_KIND)
+        self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, json.dumps(runs_view()))
         self._close_stale_parents()
         self.parent_id = self.client.create_run(
             self.experiment_id,
-            run_name=f"sweep {time.strftime('%Y-%m-%d %H:%M:%S')}",
+            run_name=f"sweep {experiment} {time.strftime('%Y-%m-%d %H:%M:%S')}",
             tags={KIND_TAG: "sweep"},
         ).info.run_id
         self._secrets = secret_values()
@@ -132,18 +166,20 @@ class MlflowTracker:
     def reconcile(self, records: list[CellResult], fresh: bool = False) -> int:
         """Make MLflow hold exactly one complete child run per journal record.
 
-        Returns how many cells were (re)logged. Runs for cells the journal does not hold
-        (a previous `sweep.fresh=true` generation) are soft-deleted: restorable, not lost.
+        Returns how many cells were (re)logged. Runs for records not in `records` (a previous
+        `sweep.fresh=true` generation, or a record superseded under other settings) are
+        soft-deleted: restorable, not lost.
         """
-        wanted = {r.key.cell_id: r for r in records}
+        wanted = {r.record_id: r for r in records}
         complete: dict[str, str] = {}
         for run in self._search(f"tags.`{KIND_TAG}` = 'cell'"):
-            cell_id = run.data.tags.get(CELL_TAG, "")
-            is_complete = run.data.tags.get(COMPLETE_TAG) == "true"
-            if fresh or cell_id not in wanted or not is_complete or cell_id in complete:
+            tags = run.data.tags
+            record_id = tags.get(RECORD_TAG) or tags.get(CELL_TAG, "")
+            is_complete = tags.get(COMPLETE_TAG) == "true"
+            if fresh or record_id not in wanted or not is_complete or record_id in complete:
                 self.client.delete_run(run.info.run_id)
             else:
-                complete[cell_id] = run.info.run_id
+                complete[record_id] = run.info.run_id
         missing = [r for cid, r in wanted.items() if cid not in complete]
         for record in missing:
             self.log_cell(record)
@@ -174,8 +210,9 @@ class MlflowTracker:
         tags = {
             KIND_TAG: "cell",
             CELL_TAG: result.key.cell_id,
+            RECORD_TAG: result.record_id,
             PARENT_TAG: self.parent_id,
-            "mlflow.runName": result.key.cell_id,
+            "mlflow.runName": run_name(result),
             "status": result.status.value,
             "failure_class": result.failure.value if result.failure else "none",
         }
@@ -217,8 +254,12 @@ class MlflowTracker:
         metrics: dict[str, float],
         files: list[Path],
         curves: dict[str, dict[str, list[float]]] | None = None,
+        cells: dict[str, list] | None = None,
+        hardware: list[str] | None = None,
     ) -> None:
-        """Parent-run metrics; agent curves as `<model>/agent/pass_at_turn` with step = turn."""
+        """Parent-run metrics; agent curves as `<model>/agent/pass_at_turn` with step = turn;
+        the leaderboard files (heatmap included) as artifacts; `cells` (one row per cell,
+        as columns) as an MLflow table; `hardware` fingerprints of the cells as a tag."""
         from mlflow.entities import Metric
 
         ts = int(time.time() * 1000)
@@ -231,6 +272,13 @@ class MlflowTracker:
             self.client.log_batch(self.parent_id, metrics=batch[i : i + 1000])
         for path in files:
             self.client.log_artifact(self.parent_id, str(path))
+        if cells and any(cells.values()):
+            try:
+                self.client.log_table(self.parent_id, data=cells, artifact_file=CELLS_TABLE)
+            except ImportError:  # log_table needs pandas, which a slim GPU image may lack
+                self.client.log_dict(self.parent_id, table_json(cells), CELLS_TABLE)
+        if hardware:
+            self.client.set_tag(self.parent_id, "hardware_fingerprint", ", ".join(hardware))
 
     def close(self, status: str = "FINISHED") -> list[str]:
         """Drain the writer, end the parent run; returns write errors (already logged)."""
@@ -238,6 +286,44 @@ class MlflowTracker:
         self._thread.join()
         self.client.set_terminated(self.parent_id, status=status)
         return list(self._errors)
+
+
+def table_json(cells: dict[str, list]) -> dict[str, Any]:
+    """The cells table in the layout `log_table` writes (`columns` + row-major `data`)."""
+    names = list(cells)
+    return {"columns": names, "data": [list(row) for row in zip(*(cells[n] for n in names))]}
+
+
+def runs_view() -> dict[str, Any]:
+    """The runs-table view `pkb ui` opens (MLflow's shared view state, read from the
+    experiment tag `mlflow.sharedViewState.<key>`): cell runs only, so they list flat
+    instead of folded under their invocation's parent, sorted by problem, with the columns
+    that compare models and problems."""
+    col = lambda group, key: f"{group}.`{key}`"  # noqa: E731: MLflow's column key format
+    columns = [
+        col("params", "model"), col("params", "problem"), col("params", "category"),
+        col("tags", "status"), col("tags", "failure_class"),
+        col("metrics", "speedup"), col("metrics", "speedup_ci_low"),
+        col("metrics", "speedup_ci_high"), col("metrics", "roofline_fraction"),
+        col("metrics", "candidate_ms"), col("metrics", "reference_ms"),
+        col("metrics", "cost_usd"), col("params", "device"), col("params", "world_size"),
+        col("params", "hardware_fingerprint"),
+    ]
+    return {
+        "searchFilter": f"tags.`{KIND_TAG}` = 'cell'",
+        "orderByKey": col("params", "problem"),
+        "orderByAsc": True,
+        "startTime": "ALL",
+        "lifecycleFilter": "Active",
+        "datasetsFilter": [],
+        "modelVersionFilter": "All Runs",
+        "selectedColumns": columns,
+        "columnOrder": columns,  # as listed, not grouped by params / tags / metrics
+        "columnWidths": {col("params", "model"): 170, col("params", "problem"): 190,
+                         col("tags", "failure_class"): 130, col("params", "hardware_fingerprint"): 230},
+        "runListHidden": False,
+        "viewMaximized": False,
+    }
 
 
 def _params(values: dict[str, str], secrets: list[str]) -> list[Any]:

@@ -17,10 +17,43 @@ def test_cfg_job_shows_the_composed_config():
     assert "name: opus47" in out.stdout and "anthropic/" in out.stdout
 
 
-def test_typo_in_an_override_fails_naming_the_key():
-    out = _run("attempt=3")
-    assert out.returncode != 0
-    assert "attempt" in out.stderr and "not in" in out.stderr
+def test_typo_in_an_override_fails_naming_the_nearest_key_even_with_plus(tmp_path):
+    # Hydra's own hint for `atempts=3` is `+atempts=3`, which composed and ran a full sweep
+    # with attempts still 1. Both forms now fail before anything runs, naming `attempts`.
+    for override in ("atempts=3", "+atempts=3", "++atempts=3", "+eval.wrld_size=4"):
+        out = subprocess.run(sweep_cmd(override, "sweep.root=" + str(tmp_path)), cwd=tmp_path,
+                             env=scrubbed_env(), capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2, (override, out.stderr)
+        wanted = "eval.world_size" if "wrld" in override else "attempts"
+        assert f"did you mean {wanted}?" in out.stderr, out.stderr
+    assert list(tmp_path.iterdir()) == []  # a refused command leaves nothing behind
+
+
+def test_composed_config_with_an_appended_key_is_refused_by_the_driver():
+    from pkb_ray.config import compose_config
+    from pkb_ray.driver.run import EXIT_BAD_INPUT, run_sweep
+
+    assert run_sweep(compose_config(["+atempts=3"])) == EXIT_BAD_INPUT
+
+
+def test_readme_every_model_command_composes():
+    # The README's cluster-wide command, word for word, with --cfg job.
+    out = _run("models=all", "attempts=3", "cluster.address=auto", "--cfg", "job")
+    assert out.returncode == 0, out.stderr
+    assert "models: all" in out.stdout and "attempts: 3" in out.stdout
+
+
+def test_models_all_and_a_list_resolve_to_model_configs():
+    from omegaconf import OmegaConf
+
+    from pkb_ray.config import compose_config
+    from pkb_ray.driver.run import resolve_sweep_models
+    from pkb_ray.generation.models import api_model_names
+
+    every = resolve_sweep_models(OmegaConf.to_object(compose_config(["models=all"])))
+    assert [m.name for m in every] == api_model_names() and len(every) >= 40
+    two = resolve_sweep_models(OmegaConf.to_object(compose_config(["models=[opus47,gpt55]"])))
+    assert [m.name for m in two] == ["opus47", "gpt55"]
 
 
 def test_bad_value_fails_naming_the_key_and_choices(tmp_path):

@@ -31,7 +31,15 @@ def test_reference_smoke_sweep_records_every_cell(run_sweep_cli, tmp_path):
     parent = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'sweep'")[0]
     assert parent.data.metrics["reference/zeroshot/pass_at_1"] == 1.0
     arts = {a.path for a in client.list_artifacts(parent.info.run_id)}
-    assert {"fast_p.png", "leaderboard.md", "leaderboard.csv"} <= arts
+    assert {"fast_p.png", "leaderboard.md", "leaderboard.csv", "heatmap.png", "cells_table.json"} <= arts
+    assert parent.data.params["device"] == "cpu" and parent.data.params["world_size"] == "2"
+    assert sorted(r.info.run_name for r in runs)[0] == "reference/allgather/a1"
+    # Quiet: no Ray token warning for the embedded cluster, no Hydra folder, and the plan
+    # header's arithmetic adds up.
+    assert "Token authentication" not in proc.stderr
+    assert not (tmp_path / "sweeps" / "smoke" / "hydra").exists()
+    assert "6 cells = 1 model x 3 problems x 2 attempts" in proc.stderr
+    assert "device cpu, world size 2, size small, trials 5" in proc.stdout
     board = tmp_path / "sweeps" / "smoke" / "leaderboard.csv"
     rows = list(csv.DictReader(open(board)))
     assert rows[0]["model"] == "reference" and float(rows[0]["pass@1"]) == 1.0

@@ -12,10 +12,25 @@ from pkb_ray.cli import main
 def test_models_list_shows_every_model(capsys):
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    rows = [line for line in out[1:] if line and not line.endswith(")")]
+    rows = [line for line in out[1:-1] if line]  # between the header and the summary line
     assert len(rows) >= 43  # >= 40 API models plus expert, reference, openai_compatible
     opus = next(line for line in rows if line.startswith("opus47 "))
     assert "anthropic/claude-opus-4-7" in opus and "ANTHROPIC_API_KEY" in opus and "25.00" in opus
+
+
+def test_models_list_marks_which_keys_are_set_without_printing_them(capsys, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-1234")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "sk-ant-secret-value-1234" not in out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert lines["opus47"].endswith("ANTHROPIC_API_KEY (set)")
+    assert lines["gpt55"].endswith("OPENAI_API_KEY (NOT SET)")
+    assert main(["models", "list", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["opus47"]["key_set"] is True and rows["gpt55"]["key_set"] is False
+    assert rows["expert"]["key_set"] is None
 
 
 def test_models_list_json(capsys):

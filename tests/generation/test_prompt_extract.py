@@ -49,3 +49,33 @@ def test_extract_fallbacks_and_failures():
     # a tagged block wins over an earlier untagged one
     t = "```\ndef solution(x):\n    return 0\n```\n```python\ndef solution(x):\n    return 1\n```"
     assert "return 1" in extract_candidate(t)
+
+
+def test_prompt_v3_states_this_evaluation():
+    from pkb_ray.generation.prompt import SIGNAL_PAD_BYTES, EvalContext
+    from pkb_ray.problems import load_problem
+
+    problem = load_problem("builtin", "allreduce")
+    user = build_prompt(problem, context=EvalContext(world_size=4, size="bench",
+                                                     load_timeout_s=90)).messages[-1]["content"]
+    assert "World size 4, on one node: 4 processes, one per GPU" in user
+    assert "`x`: bfloat16[8192, 4096] (every rank)" in user  # real shapes, not size parameters
+    assert "atol=0.03, rtol=0.016" in user
+    # 2 (w-1)/w x 64 MiB over NVLink at 381 GB/s: 264 us at world size 4.
+    assert "101 MB over NVLink" in user and "at least 264 us per call" in user
+    assert "within 90 s" in user and f"{SIGNAL_PAD_BYTES} bytes per rank" in user
+    assert "never in symmetric memory" in user
+    assert "Do not modify inputs" in user and "Return new tensors" in user
+    assert "uses none of your symmetric memory, signal pads or barrier channels" in user
+    assert "can live in symmetric memory" not in user and "2 or 8 per node" not in user
+    small = build_prompt(problem, context=EvalContext(world_size=2, device="cpu", size="small"))
+    assert "float32[64, 128]" in small.messages[-1]["content"]
+    assert small.hash != build_prompt(problem).hash  # the evaluation is part of the hash
+
+
+def test_data_dependent_shapes_are_stated_as_varying():
+    from pkb_ray.generation.shapes import describe_inputs
+    from pkb_ray.problems import load_problem
+
+    text = describe_inputs(load_problem("builtin", "moe_combine"), 2, "small")
+    assert "varies per call" in text and "rank 1:" in text

@@ -56,3 +56,39 @@ def test_incomplete_and_orphan_runs_are_replaced(tmp_path):
     runs = _cell_runs(uri, "sw")
     assert [r.data.tags[CELL_TAG] for r in runs] == ["m/p0/1/zeroshot"]
     assert runs[0].data.tags[COMPLETE_TAG] == "true"
+
+
+def test_made_for_comparison_names_view_table_and_heatmap(tmp_path):
+    import json
+
+    from pkb_ray.report.leaderboard import build_report
+    from pkb_ray.report.metrics import summary_metrics
+    from pkb_ray.report.tables import cell_table
+    from pkb_ray.tracking.mlflow_tracker import CELLS_TABLE, VIEW_TAG
+
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    results = [make_result("a", "allreduce", 1, ci=(1.2, 1.8)), make_result("b", "allreduce", 2, correct=False)]
+    t = MlflowTracker(uri, "sw", tmp_path / "art", {"device": "cpu", "world_size": "2"})
+    for r in results:
+        t.log_cell(r)
+    t.flush()
+    report = build_report(results, tmp_path / "board")
+    t.log_summary(summary_metrics(report.summaries), report.files(), None, cell_table(results), ["cpu-test"])
+    t.close()
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name("sw")
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"  # training view
+    view = json.loads(exp.tags[VIEW_TAG])
+    assert view["searchFilter"] == "tags.`pkb.kind` = 'cell'"  # cells flat, not folded
+    assert "metrics.`speedup`" in view["selectedColumns"] and view["columnOrder"][0] == "params.`model`"
+    runs = _cell_runs(uri, "sw")
+    assert sorted(r.info.run_name for r in runs) == ["a/allreduce/a1", "b/allreduce/a2"]
+    run_a = next(r for r in runs if r.info.run_name == "a/allreduce/a1")
+    assert run_a.data.metrics["speedup_ci_low"] == 1.2 and run_a.data.params["category"] == "collective"
+    parent = client.search_runs([exp.experiment_id], f"tags.`{KIND_TAG}` = 'sweep'")[0]
+    assert parent.data.params["device"] == "cpu" and parent.data.tags["hardware_fingerprint"] == "cpu-test"
+    assert parent.data.metrics["a/zeroshot/sig_fast_1_at_k"] == 1.0
+    arts = {a.path for a in client.list_artifacts(parent.info.run_id)}
+    assert {CELLS_TABLE, "heatmap.png", "leaderboard_problems.csv"} <= arts
+    table = json.load(open(client.download_artifacts(parent.info.run_id, CELLS_TABLE, str(tmp_path))))
+    assert "speedup_ci_low" in table["columns"] and len(table["data"]) == 2

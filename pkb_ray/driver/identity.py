@@ -1,0 +1,134 @@
+"""A cell's identity: everything that changes its result, as flat `key: value` strings.
+
+Two kinds of keys:
+- sweep-wide (`SWEEP_KEYS`): the device, world size, size, trials, the rest of `eval.*`,
+  the problems source and the harness version. A sweep is one setting of these: an
+  invocation that changes one on a sweep with recorded cells is refused, naming what
+  changed (its leaderboard would otherwise show old numbers under new settings).
+- per cell: the problem's version, the prompt hash (API models) or the served candidate's
+  hash (pseudo-models), the model id, endpoint and sampling, agent mode's turns. A change
+  plans the affected cells anew, beside the old records, which are then no longer shown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections import Counter
+from typing import Any
+
+from pkb_ray.config.schema import ModelConfig, RootConfig
+from pkb_ray.records import CellResult
+
+HARNESS_KEY = "harness_version"
+SOURCE_KEY = "problems.source"
+
+
+def _s(value: Any) -> str:
+    """Canonical text of a config value (JSON, so 2 and 2.0 differ as the config does;
+    a string as itself)."""
+    if isinstance(value, str):
+        return value
+    if dataclasses.is_dataclass(value):
+        value = dataclasses.asdict(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def normalized_source(source: str) -> str:
+    """`builtin`, or an absolute path (`pkb:` kept): the same directory named two ways is
+    one source."""
+    if source == "builtin":
+        return source
+    prefix = "pkb:" if source.startswith("pkb:") else ""
+    path = source[len(prefix):]
+    return prefix + os.path.abspath(os.path.expanduser(path))
+
+
+# Settings of `eval` that cannot change a result: where caches live, and where a tool is.
+NOT_IDENTITY = {"eval.cache_dir", "eval.sandbox.bwrap_path"}
+
+
+def _flatten(prefix: str, obj: Any) -> dict[str, str]:
+    if dataclasses.is_dataclass(obj):
+        out: dict[str, str] = {}
+        for f in dataclasses.fields(obj):
+            out.update(_flatten(f"{prefix}.{f.name}", getattr(obj, f.name)))
+        return out
+    return {prefix: _s(obj)}
+
+
+def sweep_settings(cfg: RootConfig, device: str, size: str, harness_version: str) -> dict[str, str]:
+    """The sweep-wide part of every cell's identity: every `eval.*` setting (a field added
+    to EvalConfig joins by itself) with `device` and `size` as resolved (`auto` is never
+    recorded), the problems source and the harness version."""
+    out = {k: v for k, v in _flatten("eval", cfg.eval).items() if k not in NOT_IDENTITY}
+    out.update({"eval.device": device, "eval.size": size,
+                SOURCE_KEY: normalized_source(cfg.problems.source), HARNESS_KEY: harness_version})
+    return out
+
+
+SWEEP_KEY_PREFIXES = ("eval.", SOURCE_KEY, HARNESS_KEY)
+
+
+def is_sweep_key(key: str) -> bool:
+    return key.startswith(SWEEP_KEY_PREFIXES)
+
+
+def sha16(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cell_identity(sweep: dict[str, str], model: ModelConfig, problem_version: str,
+                  prompt_hash: str | None, candidate_source: str | None,
+                  agent: tuple[int, float] | None) -> dict[str, str]:
+    """Everything that changes one (model, problem) cell's result.
+
+    `prompt_hash`: the first prompt's hash, for API models. `candidate_source`: what a
+    pseudo-model serves (the reference, or the expert solution, which is not part of the
+    problem's version). `agent`: (turns, target_speedup) in agent mode."""
+    from pkb_ray.generation.models import is_pseudo, sampling_params
+
+    identity = dict(sweep)
+    identity["problem_version"] = problem_version
+    if is_pseudo(model):
+        identity["candidate_sha"] = sha16(candidate_source or "")
+    else:
+        identity["prompt_hash"] = prompt_hash or ""
+        identity["model.model_id"] = model.model_id
+        identity["model.api_base"] = _s(model.api_base)
+        for key, value in sampling_params(model).items():
+            identity[f"model.{key}"] = _s(value)
+    if agent is not None:
+        identity["mode.turns"], identity["mode.target_speedup"] = _s(agent[0]), _s(agent[1])
+    return identity
+
+
+def settings_changes(records: list[CellResult], sweep: dict[str, str]) -> list[str]:
+    """How this invocation's sweep-wide settings differ from those of recorded cells: one
+    line per changed key, e.g. `eval.world_size: recorded 2 (33 cells), now 3`."""
+    lines = []
+    legacy = sum(1 for r in records if not r.identity)
+    if legacy:
+        lines.append(f"{legacy} cells were recorded before cells kept their settings "
+                     "(identity); what they were made with is unknown")
+    for key, now in sweep.items():
+        seen = Counter(r.identity.get(key, "(unset)") for r in records if r.identity)
+        other = {v: n for v, n in seen.items() if v != now}
+        if other:
+            was = ", ".join(f"{v} ({n} cells)" for v, n in sorted(other.items()))
+            lines.append(f"{key}: recorded {was}, now {now}")
+    return lines
+
+
+def refusal(sweep_name: str, changes: list[str], n_records: int) -> str:
+    """The message for an invocation whose settings differ from its sweep's recorded cells."""
+    return (
+        f"sweep {sweep_name!r} holds {n_records} cells made with other settings than this "
+        f"command's:\n  " + "\n  ".join(changes) + "\n"
+        "Nothing ran: those cells' results would be shown under settings they were not made "
+        "with.\nTo keep both, start a new sweep beside it: add sweep.name=NEW_NAME. To start "
+        "this sweep over: add sweep.fresh=true (its journal is archived, its MLflow runs "
+        "soft-deleted; both restorable)."
+    )

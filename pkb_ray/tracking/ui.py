@@ -1,0 +1,110 @@
+"""`pkb ui`: the MLflow UI on a sweep's store, offline-safe, opened on the comparison view.
+
+Plain `mlflow ui` never opens its port on a machine without internet: importing MLflow's
+server pulls in litellm, whose price-table fetch from GitHub retries inside an import hook
+(a deadlock, seen in a stack dump). Here the server runs with litellm's local price table
+(LITELLM_LOCAL_MODEL_COST_MAP=True), one worker and no GenAI job runner (MLflow starts 4
+workers and a job runner by default, each importing MLflow: on a 2-core machine that alone
+took 45-52 s to the first HTTP 200, against the 30 s a user or CI waits). It prints the URL
+of each sweep's runs table in the model-training view with the saved `pkb` view.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+OFFLINE_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+}
+"""What the MLflow server needs to start without network and without GenAI jobs."""
+
+
+def server_command(uri: str, host: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
+            "--host", host, "--port", str(port), "--workers", "1"]
+
+
+def server_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    env.update(OFFLINE_ENV)
+    return env
+
+
+def wait_until_up(base_url: str, timeout_s: float, proc: subprocess.Popen | None = None) -> float:
+    """Seconds until `base_url` answers HTTP 200; raises TimeoutError (or RuntimeError when
+    the server process exits first)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"the MLflow server exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(base_url + "/", timeout=2) as resp:
+                if resp.status == 200:
+                    return time.monotonic() - t0
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"no HTTP 200 from {base_url} within {timeout_s:g} s")
+
+
+def experiments(base_url: str) -> list[dict]:
+    """The store's experiments (REST, through the server: this process never imports MLflow)."""
+    url = base_url + "/ajax-api/2.0/mlflow/experiments/search?max_results=1000"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return json.load(resp).get("experiments", [])
+
+
+def runs_url(base_url: str, experiment_id: str) -> str:
+    """The experiment's runs table, in the model-training view, with the saved `pkb` view
+    (cells flat, comparison columns; see mlflow_tracker.runs_view)."""
+    from pkb_ray.tracking.mlflow_tracker import VIEW_KEY
+
+    return (f"{base_url}/#/experiments/{experiment_id}/runs"
+            f"?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ui", help="the MLflow UI on the sweeps' store, offline-safe")
+    p.add_argument("--uri", default="sqlite:///mlflow.db",
+                   help="MLflow tracking URI (tracking.uri of the sweeps; default sqlite:///mlflow.db)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=5000)
+    p.add_argument("--start-timeout-s", type=float, default=120.0,
+                   help="give up when the server has not answered by then")
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    base = f"http://{args.host}:{args.port}"
+    proc = subprocess.Popen(server_command(args.uri, args.host, args.port), env=server_env())
+    try:
+        try:
+            took = wait_until_up(base, args.start_timeout_s, proc)
+        except (TimeoutError, RuntimeError) as exc:
+            print(f"pkb ui: {exc}", file=sys.stderr)
+            return 1
+        print(f"pkb ui: MLflow UI at {base} (store {args.uri}; up in {took:.1f} s; Ctrl-C stops it)",
+              flush=True)
+        sweeps = [e for e in experiments(base) if e.get("name") != "Default"]
+        for e in sorted(sweeps, key=lambda e: -int(e.get("last_update_time", 0))):
+            print(f"  sweep {e['name']}: {runs_url(base, e['experiment_id'])}", flush=True)
+        if not sweeps:
+            print("  no sweep recorded in this store yet", flush=True)
+        return proc.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -1,0 +1,65 @@
+"""The plan header's arithmetic and the progress lines a log gets (no Ray needed)."""
+
+import io
+
+from omegaconf import OmegaConf
+
+from pkb_ray.config import compose_config
+from pkb_ray.driver.identity import sweep_settings
+from pkb_ray.driver.plan import build_plan
+from pkb_ray.driver.progress import InFlight, SweepProgress
+from pkb_ray.generation.models import load_model_config
+from pkb_ray.generation.prompt import EvalContext
+from pkb_ray.problems import load_problems
+
+
+def test_plan_header_adds_up_when_models_cover_different_problems():
+    cfg = OmegaConf.to_object(compose_config(["attempts=2", "problems=collectives"]))
+    problems = load_problems("builtin", list(cfg.problems.ids)).problems
+    problems.update(load_problems("builtin", ["tp_mlp"]).problems)  # no expert solution
+    models = [load_model_config("expert"), load_model_config("reference")]
+    plan = build_plan(cfg, models, problems, sweep_settings(cfg, "cuda", "bench", "t"), EvalContext())
+    assert plan.problems_per_model == {"expert": 5, "reference": 6}
+    assert len(plan.cells) == (5 + 6) * 2
+    assert plan.size_text() == "22 cells = (expert: 5 + reference: 6 problems) x 2 attempts"
+    assert "5 of 6 problems ship an expert solution" in plan.notes[0]
+    same = build_plan(cfg, models[1:], problems, plan.sweep_settings, EvalContext())
+    assert same.size_text() == "12 cells = 1 model x 6 problems x 2 attempts"
+    # Every cell carries the settings it will be recorded under, and distinct cells differ.
+    assert len({c.record_id for c in plan.cells}) == len(plan.cells)
+    assert all(c.identity["eval.device"] == "cuda" for c in plan.cells)
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_without_a_terminal_progress_is_one_line_per_n_cells_with_eta_and_nodes():
+    out, clock = io.StringIO(), Clock()
+    progress = SweepProgress({"a": 4, "b": 2}, interactive=False, every=2, out=out, clock=clock)
+    with progress:
+        progress.set_in_flight(InFlight(generating=3, building=1, queued=2,
+                                        evaluating={"node 1a2b3c4d (GPUs 0,1)": 1}))
+        for i, (model, status, cost) in enumerate([("a", "correct", 0.5), ("b", "failed", 0.25),
+                                                   ("a", "correct", 0.5), ("a", "incorrect", 0.0),
+                                                   ("b", "implausible", 0.0), ("a", "deferred", 0.0)]):
+            clock.t = 10.0 * (i + 1)
+            progress.update(model, status, cost)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3  # after 2, 4 and 6 cells: quiet in between
+    assert lines[0].startswith("pkb: 2/6 cells (correct 1, failed 1) $0.75; 20s elapsed, ETA 40s")
+    assert "evaluating on node 1a2b3c4d (GPUs 0,1) 1" in lines[0] and "generating 3" in lines[0]
+    assert "ETA" not in lines[2]  # done
+    assert progress.model_lines() == ["  a: 4/4 (correct 2, incorrect 1, deferred 1) $1.00",
+                                      "  b: 2/2 (failed 1, implausible 1) $0.25"]
+
+
+def test_disabled_progress_prints_nothing():
+    out = io.StringIO()
+    with SweepProgress({"a": 1}, enabled=False, interactive=False, out=out) as progress:
+        progress.update("a", "correct")
+    assert out.getvalue() == ""

@@ -1,0 +1,68 @@
+"""`pkb ui` serves the runs page of a sweep's store with no network: a real MLflow server,
+real HTTP. Outside fetches go to a dead proxy, so a server that waited on the internet (as
+plain `mlflow ui` does, deadlocked in litellm's price-table fetch) would not answer."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from pkb_ray.tracking.mlflow_tracker import MlflowTracker
+from tests.driver.conftest import scrubbed_env
+from tests.helpers import make_result
+
+pytestmark = pytest.mark.slow
+
+START_LIMIT_S = 30.0
+"""Issue 12: the runs page answers within 30 s of `pkb ui`, offline."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_pkb_ui_serves_the_runs_page_offline(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = MlflowTracker(uri, "sw", tmp_path / "mlartifacts", {"device": "cpu"})
+    tracker.log_cell(make_result("a", "allreduce", 1))
+    tracker.close()
+    port = _free_port()
+    offline = scrubbed_env(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
+                           NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    offline.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # pkb ui must set it itself
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pkb_ray.cli", "ui", "--uri", uri, "--port", str(port),
+         "--start-timeout-s", str(START_LIMIT_S)],
+        cwd=tmp_path, env=offline, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "sweep sw:" in line:
+                break
+        up_s = time.monotonic() - t0
+        assert any("MLflow UI at" in x for x in lines), "".join(lines)
+        url = next(x for x in lines if "sweep sw:" in x).split(": ", 1)[1].strip()
+        assert "workflowType=machine_learning" in url and "viewStateShareKey=pkb" in url
+        base = f"http://127.0.0.1:{port}"
+        with urllib.request.urlopen(base + "/", timeout=10) as page:  # the runs page (SPA)
+            assert page.status == 200 and b"<html" in page.read().lower()
+        exp_id = url.split("/experiments/")[1].split("/")[0]
+        req = urllib.request.Request(base + "/ajax-api/2.0/mlflow/runs/search", method="POST",
+                                     data=json.dumps({"experiment_ids": [exp_id]}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            names = {r["info"]["run_name"] for r in json.load(resp)["runs"]}
+        assert "a/allreduce/a1" in names
+        print(f"pkb ui: runs page up {up_s:.1f} s after start")
+        assert up_s < START_LIMIT_S
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
