@@ -78,4 +78,6 @@ def agent_config(overrides: list[str] | None = None, base: dict[str, Any] | None
                                  OmegaConf.from_dotlist(list(overrides or [])))
         return OmegaConf.to_object(merged)  # type: ignore[return-value]
     except (ConfigKeyError, ValidationError) as e:
-        raise AgentConfigError(f"agent config: {getattr(e, 'msg', e)}") from None
+        key = getattr(e, "full_key", "") or ""
+        first = str(getattr(e, "msg", e)).splitlines()[0]
+        raise AgentConfigError(f"agent.{key}: {first}" if key else f"agent config: {first}") from None
