@@ -15,7 +15,8 @@ def test_generation_service_as_ray_async_actor(tmp_path):
     from pkb_ray.config.store import compose_config
     from pkb_ray.generation.service import GenerationService
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # address="local": a new cluster of its own, never one another process left running here
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         with ScriptedServer(default=Reply(delay_s=0.3)) as srv:
             cfg = compose_config(["model=openai_compatible", f"model.api_base={srv.url}",
