@@ -24,8 +24,8 @@ from pkb_ray.driver.invocations import append_invocation
 from pkb_ray.driver.plan import SweepPlan, build_plan, device_refusals
 from pkb_ray.driver.progress import InFlight, SweepProgress
 from pkb_ray.driver.stages import Budget, RayStages, prompt_context
-from pkb_ray.tracking.journal import Journal, current_records, read_journal
-from pkb_ray.tracking.turn_log import TurnLog
+from pkb_ray.store.journal import Journal, current_records, read_journal
+from pkb_ray.store.turn_log import TurnLog
 
 log = logging.getLogger("pkb_ray")
 

@@ -16,7 +16,7 @@ from pkb_ray.driver.agent import AgentPolicy, conversation
 from pkb_ray.driver.pipeline import CellState
 from pkb_ray.engine.build import prebuild
 from pkb_ray.engine.request import EvalRequest
-from pkb_ray.tracking.turn_log import TurnLog
+from pkb_ray.store.turn_log import TurnLog
 
 @dataclass
 class Budget:

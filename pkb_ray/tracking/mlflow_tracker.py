@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from pkb_ray.records import CellResult
+from pkb_ray.records import CellResult, to_plain
 from pkb_ray.tracking.redact import redact, secret_values
 
 log = logging.getLogger(__name__)
@@ -109,9 +109,7 @@ def cell_artifacts(result: CellResult) -> dict[str, str]:
         "eval_log.txt": ev.log if ev else "",
     }
     if result.turns:
-        import json
-
-        files["conversation.json"] = json.dumps(result.turns, indent=1)
+        files["conversation.json"] = json.dumps(to_plain(result.turns), indent=1)
     return files
 
 
@@ -221,9 +219,10 @@ class MlflowTracker:
         ts = int(time.time() * 1000)
         metrics = [Metric(k, v, ts, 0) for k, v in cell_metrics(result).items()]
         for turn in result.turns:
-            for key in ("correct", "speedup", "cost_usd"):
-                if turn.get(key) is not None:
-                    metrics.append(Metric(f"turn_{key}", float(turn[key]), ts, int(turn["turn"])))
+            for key, value in (("correct", float(turn.correct)), ("speedup", turn.speedup),
+                               ("cost_usd", turn.cost_usd)):
+                if value is not None:
+                    metrics.append(Metric(f"turn_{key}", float(value), ts, turn.turn))
         self.client.log_batch(
             run_id,
             metrics=metrics,
