@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 from pkb_ray.records import CellResult, to_plain
 from pkb_ray.tracking.redact import redact, secret_values
+from pkb_ray.tracking.tracker import SweepSummary
 
 log = logging.getLogger(__name__)
 
@@ -114,17 +115,20 @@ def cell_artifacts(result: CellResult) -> dict[str, str]:
 
 
 class MlflowTracker:
-    def __init__(self, uri: str, experiment: str, artifact_root: Path, run_params: dict[str, str]):
+    """The Tracker protocol (tracking/tracker.py) on MLflow."""
+
+    def __init__(self, uri: str, experiment: str, artifact_root: Path | None,
+                 run_params: dict[str, str]):
+        """`artifact_root`: where a new experiment keeps its artifacts on a local store;
+        None for a tracking server, which chooses."""
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         exp = self.client.get_experiment_by_name(experiment)
         if exp is None:
-            artifact_root = Path(artifact_root).resolve() / experiment
-            self.experiment_id = self.client.create_experiment(
-                experiment, artifact_location=artifact_root.as_uri()
-            )
+            location = (Path(artifact_root).resolve() / experiment).as_uri() if artifact_root else None
+            self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
         else:
             if exp.lifecycle_stage == "deleted":
                 self.client.restore_experiment(exp.experiment_id)
@@ -248,6 +252,10 @@ class MlflowTracker:
         self._queue.join()
 
     # -- sweep summary -----------------------------------------------------------
+    def log_sweep(self, summary: SweepSummary) -> None:
+        self.log_summary(summary.metrics, summary.files, summary.curves, summary.cells,
+                         summary.hardware)
+
     def log_summary(
         self,
         metrics: dict[str, float],
