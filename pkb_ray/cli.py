@@ -1,5 +1,6 @@
 """`pkb`: the utilities around a sweep. Each stage owns its subcommands in its own `cli.py`.
 
+    pkb sweep [KEY=VALUE ...]         (as python sweep.py KEY=VALUE ...)
     pkb problems list [--json] | pkb problems check --world-size N [--ids ...]
     pkb eval PROBLEM CANDIDATE.py [--world-size N] [--device cpu|cuda] [--json]
     pkb models list
@@ -18,6 +19,7 @@ import sys
 # (subcommand, module exposing `register(subparsers)`); imported lazily so that
 # `pkb problems list` does not pay for importing litellm or Ray.
 _COMMANDS = {
+    "sweep": "pkb_ray.driver.cli",
     "problems": "pkb_ray.problems.cli",
     "eval": "pkb_ray.engine.cli",
     "models": "pkb_ray.generation.cli",

@@ -3,6 +3,9 @@
 Every stage returns one of these instead of raising, so a failure is data that the
 driver records (status + failure class + message), never an exception that stops a sweep.
 Records are plain dataclasses that round-trip through JSON for the journal and Ray.
+Loading is strict: a key no record field has raises RecordError naming the key, because a
+silently dropped key is a result lost without a trace. Each journal record carries
+`version` (RECORD_VERSION); records written before versions load as version 1.
 """
 
 from __future__ import annotations
@@ -12,6 +15,15 @@ import enum
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+RECORD_VERSION = 2
+"""Version of the CellResult layout written now. 1: before versions (a turn's `correct` was
+0.0/1.0); 2: `version` present, turns typed as TurnSummary (`correct` a bool)."""
+
+
+class RecordError(ValueError):
+    """A stored record this pkb cannot read as written: an unknown key, a wrong shape or a
+    version newer than RECORD_VERSION. The message names the key."""
 
 
 class FailureClass(str, enum.Enum):
@@ -179,6 +191,27 @@ class EvalResult:
 
 
 @dataclass
+class TurnSummary:
+    """One turn of an agent-mode cell as recorded: its outcome and the conversation step."""
+
+    turn: int
+    """1-based turn number."""
+    failure: FailureClass | None = None
+    correct: bool = False
+    speedup: float | None = None
+    roofline_fraction: float | None = None
+    cost_usd: float = 0.0
+    cached: bool = False
+    """The generation came from kernels_cache: no API call, no new spend."""
+    message: str = ""
+    """The evaluation's (or generation's) message, cut to 500 characters."""
+    prompt: str = ""
+    """What the model was sent: the full prompt on turn 1, the feedback after."""
+    response: str | None = None
+    """What the model answered."""
+
+
+@dataclass
 class CellResult:
     """One recorded cell: the journal's unit and the MLflow child run's content."""
 
@@ -192,13 +225,16 @@ class CellResult:
     hardware_fingerprint: str = ""
     harness_version: str = ""
     recorded_at: float = 0.0
-    turns: list[dict[str, Any]] = field(default_factory=list)  # agent mode: per-turn summaries
+    turns: list[TurnSummary] = field(default_factory=list)
+    """Agent mode: one summary per turn (empty for a one-turn cell)."""
     identity: dict[str, str] = field(default_factory=dict)
     """Everything that changes this cell's result, as flat `key: value` strings (the sweep's
     device, world size, size, trials, problems source, harness version; the problem's
     version, the prompt hash, the sampling). Empty in records made before identities."""
     category: str = ""
     """The problem's category (collective, tensor, ...), for reports grouped by it."""
+    version: int = RECORD_VERSION
+    """The layout this record was written in (RECORD_VERSION); loading migrates older ones."""
 
     @property
     def record_id(self) -> str:
@@ -215,22 +251,41 @@ class CellResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CellResult:
+        """A stored record, migrated to RECORD_VERSION. Raises RecordError naming an unknown
+        key (e.g. `evaluation.speedup_p50`) or a version newer than this pkb writes."""
+        if not isinstance(d, dict):
+            raise RecordError(f"a record is a JSON object, not {type(d).__name__}")
+        version = d.get("version", 1)  # records written before versions carry none
+        if not isinstance(version, int) or not 1 <= version <= RECORD_VERSION:
+            raise RecordError(f"record version {version!r}: this pkb reads versions 1 to "
+                              f"{RECORD_VERSION} (a newer pkb wrote it?)")
+        _check_keys(cls, d, "")
         ev = d.get("evaluation")
+        turns = d.get("turns") or []
+        if not isinstance(turns, list):
+            raise RecordError(f"key 'turns': a list of turn summaries, not {type(turns).__name__}")
         return cls(
-            key=CellKey(**d["key"]),
+            key=_from_plain(CellKey, d["key"], "key"),
             status=CellStatus(d["status"]),
-            generation=_from_plain(Generation, d["generation"]),
-            evaluation=_from_plain(EvalResult, ev) if ev is not None else None,
+            generation=_from_plain(Generation, d["generation"], "generation"),
+            evaluation=_from_plain(EvalResult, ev, "evaluation") if ev is not None else None,
             failure=FailureClass(d["failure"]) if d.get("failure") else None,
             message=d.get("message", ""),
             world_size=d.get("world_size", 0),
             hardware_fingerprint=d.get("hardware_fingerprint", ""),
             harness_version=d.get("harness_version", ""),
             recorded_at=d.get("recorded_at", 0.0),
-            turns=d.get("turns", []),
+            turns=[_turn_summary(t, f"turns[{i}]") for i, t in enumerate(turns)],
             identity={str(k): str(v) for k, v in (d.get("identity") or {}).items()},
             category=d.get("category", ""),
         )
+
+
+def _turn_summary(d: Any, where: str) -> TurnSummary:
+    summary = _from_plain(TurnSummary, d, where)
+    # Version 1 wrote `correct` as 0.0 / 1.0.
+    summary.correct = bool(summary.correct)
+    return summary
 
 
 def record_id_of(key: CellKey, identity: dict[str, str]) -> str:
@@ -271,14 +326,28 @@ def to_plain(obj: Any) -> Any:
     return _to_plain(obj)
 
 
-def _from_plain(cls: type, d: dict[str, Any]) -> Any:
+def _check_keys(cls: type, d: dict[str, Any], where: str) -> None:
     names = {f.name for f in dataclasses.fields(cls)}
-    kwargs = {k: v for k, v in d.items() if k in names}
+    unknown = sorted(k for k in d if k not in names)
+    if unknown:
+        key = f"{where}.{unknown[0]}" if where else unknown[0]
+        raise RecordError(f"unknown key {key!r} in a {cls.__name__} (known: {', '.join(sorted(names))})")
+
+
+def _from_plain(cls: type, d: Any, where: str = "") -> Any:
+    if not isinstance(d, dict):
+        raise RecordError(f"key {where or cls.__name__!r}: a JSON object, not {type(d).__name__}")
+    _check_keys(cls, d, where)
+    kwargs = dict(d)
     if kwargs.get("failure"):
         kwargs["failure"] = FailureClass(kwargs["failure"])
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # a required field is missing
+        raise RecordError(f"key {where or cls.__name__!r}: {exc}") from exc
 
 
-def from_plain(cls: type, d: dict[str, Any]) -> Any:
-    """Inverse of to_plain for Generation and EvalResult; unknown keys are ignored."""
-    return _from_plain(cls, d)
+def from_plain(cls: type, d: dict[str, Any], where: str = "") -> Any:
+    """Inverse of to_plain for Generation, EvalResult and TurnSummary. Raises RecordError
+    naming an unknown key (`where` prefixes it, e.g. "outcome")."""
+    return _from_plain(cls, d, where)

@@ -29,7 +29,7 @@ from pkb_ray.driver.pipeline import CellState, Turn  # noqa: E402
 from pkb_ray.driver.plan import pending_cells, plan_cells  # noqa: E402
 from pkb_ray.driver.progress import SweepProgress  # noqa: E402
 from pkb_ray.records import EvalResult, Generation  # noqa: E402
-from pkb_ray.tracking.journal import Journal  # noqa: E402
+from pkb_ray.store.journal import Journal  # noqa: E402
 from pkb_ray.tracking.mlflow_tracker import MlflowTracker  # noqa: E402
 
 MODELS = [f"model{i:02d}" for i in range(40)]

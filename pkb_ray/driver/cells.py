@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from pkb_ray.driver.pipeline import CellState
-from pkb_ray.records import CellResult, CellStatus, EvalResult, status_of
+from pkb_ray.records import CellResult, CellStatus, EvalResult, TurnSummary, status_of
 
 
 def best_turn(outcomes: list[EvalResult | None]) -> int:
@@ -17,25 +17,22 @@ def best_turn(outcomes: list[EvalResult | None]) -> int:
     return max(correct, key=lambda i: (outcomes[i].speedup or 0.0, -i))
 
 
-def turn_summaries(state: CellState, outcomes: list[EvalResult | None]) -> list[dict]:
+def turn_summaries(state: CellState, outcomes: list[EvalResult | None]) -> list[TurnSummary]:
     rows = []
     for i, (turn, ev) in enumerate(zip(state.turns, outcomes), 1):
-        failure = ev.failure if ev is not None else turn.generation.failure
         rows.append(
-            {
-                "turn": i,
-                "failure": failure.value if failure else None,
-                "correct": float(bool(ev and ev.correct)),
-                "speedup": ev.speedup if ev else None,
-                "roofline_fraction": ev.roofline_fraction if ev else None,
-                "cost_usd": turn.generation.cost_usd,
-                "cached": turn.generation.cached,
-                "message": (ev.message if ev else turn.generation.message)[:500],
-                # The conversation itself: what the model was sent (the full prompt on turn
-                # 1, the feedback after) and what it answered.
-                "prompt": turn.generation.prompt,
-                "response": turn.generation.response,
-            }
+            TurnSummary(
+                turn=i,
+                failure=ev.failure if ev is not None else turn.generation.failure,
+                correct=bool(ev and ev.correct),
+                speedup=ev.speedup if ev else None,
+                roofline_fraction=ev.roofline_fraction if ev else None,
+                cost_usd=turn.generation.cost_usd,
+                cached=turn.generation.cached,
+                message=(ev.message if ev else turn.generation.message)[:500],
+                prompt=turn.generation.prompt,
+                response=turn.generation.response,
+            )
         )
     return rows
 

@@ -1,6 +1,7 @@
-"""The sweep pipeline: generate -> build -> evaluate -> record, overlapped on Ray.
+"""The sweep pipeline: generate -> build -> evaluate -> record, overlapped.
 
-All in-flight work is a set of Ray object refs that one `ray.wait` loop drains, so later
+All in-flight work is a set of handles (Ray object refs on a cluster) that one `wait` loop
+drains, so later
 cells generate while earlier ones build and evaluate, and an evaluator is handed the next
 built candidate the moment it frees up. Work in flight is bounded at each stage:
 generations by `max_inflight_generations`, and built candidates waiting for an evaluator
@@ -9,6 +10,10 @@ pool does not pile up candidates or spend API money far ahead of evaluation).
 
 An evaluator that dies (node removed, actor crash) costs nothing recorded: its cell goes
 back to the front of the evaluation queue and the evaluator leaves the pool.
+
+The pipeline imports no Ray: it is handed the stages (which submit work and return
+handles) and `wait`/`get` (which resolve handles; driver/ray_runtime.py gives Ray's), so
+its scheduling is tested with plain functions (tests/driver/test_pipeline.py).
 """
 
 from __future__ import annotations
@@ -26,6 +31,20 @@ log = logging.getLogger(__name__)
 
 MAX_EVALUATOR_LOSSES_PER_CELL = 3
 """A candidate that takes down this many evaluators is recorded as a runtime error."""
+
+
+class StageLost(Exception):
+    """`get` raises this when the actor that ran a stage died (node removed, crash)."""
+
+
+class StageFailed(Exception):
+    """`get` raises this when a stage's task raised (the harness failed, not the candidate)."""
+
+
+Wait = Callable[[list[Any], float], list[Any]]
+"""wait(handles, timeout_s) -> the handles that are done (at least one unless it timed out)."""
+Get = Callable[[Any], Any]
+"""get(handle) -> the stage's value; raises StageLost or StageFailed."""
 
 
 @dataclass
@@ -82,7 +101,8 @@ class CellState:
 
 
 class Stages(Protocol):
-    """The stage implementations the pipeline drives; each returns a Ray object ref."""
+    """The stage implementations the pipeline drives: each submits work and returns a handle
+    that the pipeline's `wait`/`get` resolve."""
 
     def generate(self, state: CellState) -> Any: ...
 
@@ -95,8 +115,8 @@ class Stages(Protocol):
         """A cheap call that succeeds once a restarted evaluator is back."""
 
     def continue_cell(self, state: CellState) -> bool:
-        """After a turn ends: True to generate another turn (agent mode)."""
-
+        """After a turn ends: True to generate another turn (agent mode). No side effects:
+        the pipeline's `turn_done` callback, owned by whoever owns the store, records it."""
 
 
 class Pipeline:
@@ -107,11 +127,16 @@ class Pipeline:
         evaluators: list[Any],
         record: Callable[[CellState], None],
         defer: Callable[[CellState, str], None],
+        wait: Wait,
+        get: Get,
         max_inflight_generations: int = 64,
         max_queued_builds: int = 16,
         replace_evaluators: Callable[[], list[Any]] | None = None,
         tick: Callable[[], None] | None = None,
+        turn_done: Callable[[CellState], None] | None = None,
     ) -> None:
+        """`turn_done(state)`: called once a turn has its outcome, before asking the stages
+        whether the cell continues (agent mode writes the turn log there)."""
         self.todo = collections.deque(c if isinstance(c, CellState) else CellState(c) for c in cells)
         self.stages = stages
         self.free = collections.deque(evaluators)
@@ -121,6 +146,9 @@ class Pipeline:
         self.max_ready = max(1, max_queued_builds)
         self.replace_evaluators = replace_evaluators
         self.tick = tick or (lambda: None)
+        self.turn_done = turn_done or (lambda state: None)
+        self.wait = wait
+        self.get = get
         self.ready: collections.deque[CellState] = collections.deque()
         self.inflight: dict[Any, tuple[str, CellState, Any]] = {}
         self.regenerate: collections.deque[CellState] = collections.deque()
@@ -178,6 +206,7 @@ class Pipeline:
         self._after_turn(state)
 
     def _after_turn(self, state: CellState) -> None:
+        self.turn_done(state)
         if self.stages.continue_cell(state):
             self.regenerate.append(state)
         else:
@@ -190,7 +219,7 @@ class Pipeline:
             state.current.evaluation = EvalResult(
                 failure=FailureClass.RUNTIME_ERROR,
                 message=f"the evaluator died {state.evaluator_losses} times on this candidate",
-                log=repr(exc),
+                log=repr(exc.__cause__ or exc),
             )
             self._after_turn(state)
         else:
@@ -217,9 +246,6 @@ class Pipeline:
         return not (self.todo or self.ready or self.inflight or self.regenerate)
 
     def run(self) -> None:
-        import ray
-        from ray.exceptions import RayActorError, RayError
-
         self._fill()
         while not self.done():
             if not self.inflight:
@@ -231,36 +257,37 @@ class Pipeline:
                 self._fill()
                 if not self.inflight and not self.ready:
                     continue  # nothing was left to submit: done() ends the loop
-            done_refs, _ = ray.wait(list(self.inflight), num_returns=1, timeout=1.0)
-            for ref in done_refs:
-                stage, state, evaluator = self.inflight.pop(ref)
-                try:
-                    value = ray.get(ref)
-                except RayActorError as exc:
-                    if stage == "ping":
-                        self._on_ping_failed()
-                        continue
-                    if stage == "eval":
-                        self._on_evaluator_lost(state, evaluator, exc)
-                        continue
-                    self._defer(state, f"harness_error: {stage} actor died: {exc}")
-                    continue
-                except RayError as exc:
-                    if stage == "ping":
-                        self._on_ping_failed()
-                        continue
-                    self._defer(state, f"harness_error: {stage} task failed: {exc}")
-                    if stage == "eval":
-                        self.free.append(evaluator)
-                    continue
-                if stage == "ping":
-                    self.free.append(evaluator)
-                elif stage == "gen":
-                    self._on_generated(state, value)
-                elif stage == "build":
-                    self._on_built(state, value)
-                else:
-                    self.free.append(evaluator)
-                    self._on_evaluated(state, value)
+            for handle in self.wait(list(self.inflight), 1.0):
+                self._complete(handle)
             self._fill()
             self.tick()
+
+    def _complete(self, handle: Any) -> None:
+        stage, state, evaluator = self.inflight.pop(handle)
+        try:
+            value = self.get(handle)
+        except StageLost as exc:
+            if stage == "ping":
+                self._on_ping_failed()
+            elif stage == "eval":
+                self._on_evaluator_lost(state, evaluator, exc)
+            else:
+                self._defer(state, f"harness_error: {stage} actor died: {exc}")
+            return
+        except StageFailed as exc:
+            if stage == "ping":
+                self._on_ping_failed()
+                return
+            self._defer(state, f"harness_error: {stage} task failed: {exc}")
+            if stage == "eval":
+                self.free.append(evaluator)
+            return
+        if stage == "ping":
+            self.free.append(evaluator)
+        elif stage == "gen":
+            self._on_generated(state, value)
+        elif stage == "build":
+            self._on_built(state, value)
+        else:
+            self.free.append(evaluator)
+            self._on_evaluated(state, value)

@@ -8,25 +8,15 @@ CPU tasks, ahead of the GPU queue. Evaluation goes to whole-node evaluator actor
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.agent import AgentPolicy, conversation
+from pkb_ray.driver.budget import Budget
 from pkb_ray.driver.pipeline import CellState
 from pkb_ray.engine.build import prebuild
 from pkb_ray.engine.request import EvalRequest
-from pkb_ray.tracking.turn_log import TurnLog
-
-@dataclass
-class Budget:
-    """Per-sweep spend cap: once reached, no new API call starts (cached ones still may)."""
-
-    limit_usd: float | None
-    spent_usd: float = 0.0
-
-    def exhausted(self) -> bool:
-        return self.limit_usd is not None and self.spent_usd >= self.limit_usd
+from pkb_ray.store.turn_log import TurnLog
 
 
 def prompt_context(cfg: RootConfig, device: str, size: str):
@@ -151,9 +141,4 @@ class RayStages:
         return evaluator.fingerprint.remote()
 
     def continue_cell(self, state: CellState) -> bool:
-        if self.agent is None:
-            return False
-        outcome = state.current.outcome()
-        if self.turn_log is not None and outcome is not None:
-            self.turn_log.put(state.record_id, state.turn, outcome)
-        return self.agent.continue_cell(state)
+        return self.agent is not None and self.agent.continue_cell(state)

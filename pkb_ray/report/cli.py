@@ -17,7 +17,7 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     from pkb_ray.report.leaderboard import build_report, print_leaderboard
-    from pkb_ray.tracking.journal import current_records, read_journal
+    from pkb_ray.store.journal import current_records, read_journal
 
     sweep_dir = Path(args.root) / args.sweep_name
     try:

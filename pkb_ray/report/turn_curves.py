@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pkb_ray.records import CellResult
+from pkb_ray.records import CellResult, TurnSummary
 
 
 def _turn_flags(result: CellResult, max_turns: int) -> tuple[list[bool], list[bool]]:
     passed, fast = [], []
     ok = quick = False
     turns = result.turns or [
-        {"turn": 1, "correct": float(result.status.value == "correct"), "speedup": result.speedup}
+        TurnSummary(turn=1, correct=result.status.value == "correct", speedup=result.speedup)
     ]
     for t in range(max_turns):
         if t < len(turns):
-            ok = ok or bool(turns[t].get("correct"))
-            speedup = turns[t].get("speedup")
-            quick = quick or (bool(turns[t].get("correct")) and speedup is not None and speedup > 1.0)
+            ok = ok or turns[t].correct
+            speedup = turns[t].speedup
+            quick = quick or (turns[t].correct and speedup is not None and speedup > 1.0)
         passed.append(ok)
         fast.append(quick)
     return passed, fast

@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from pkb_ray.records import CellResult
+from pkb_ray.records import CellResult, to_plain
 from pkb_ray.tracking.redact import redact, secret_values
+from pkb_ray.tracking.tracker import SweepSummary
 
 log = logging.getLogger(__name__)
 
@@ -109,24 +110,25 @@ def cell_artifacts(result: CellResult) -> dict[str, str]:
         "eval_log.txt": ev.log if ev else "",
     }
     if result.turns:
-        import json
-
-        files["conversation.json"] = json.dumps(result.turns, indent=1)
+        files["conversation.json"] = json.dumps(to_plain(result.turns), indent=1)
     return files
 
 
 class MlflowTracker:
-    def __init__(self, uri: str, experiment: str, artifact_root: Path, run_params: dict[str, str]):
+    """The Tracker protocol (tracking/tracker.py) on MLflow."""
+
+    def __init__(self, uri: str, experiment: str, artifact_root: Path | None,
+                 run_params: dict[str, str]):
+        """`artifact_root`: where a new experiment keeps its artifacts on a local store;
+        None for a tracking server, which chooses."""
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         exp = self.client.get_experiment_by_name(experiment)
         if exp is None:
-            artifact_root = Path(artifact_root).resolve() / experiment
-            self.experiment_id = self.client.create_experiment(
-                experiment, artifact_location=artifact_root.as_uri()
-            )
+            location = (Path(artifact_root).resolve() / experiment).as_uri() if artifact_root else None
+            self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
         else:
             if exp.lifecycle_stage == "deleted":
                 self.client.restore_experiment(exp.experiment_id)
@@ -221,9 +223,10 @@ class MlflowTracker:
         ts = int(time.time() * 1000)
         metrics = [Metric(k, v, ts, 0) for k, v in cell_metrics(result).items()]
         for turn in result.turns:
-            for key in ("correct", "speedup", "cost_usd"):
-                if turn.get(key) is not None:
-                    metrics.append(Metric(f"turn_{key}", float(turn[key]), ts, int(turn["turn"])))
+            for key, value in (("correct", float(turn.correct)), ("speedup", turn.speedup),
+                               ("cost_usd", turn.cost_usd)):
+                if value is not None:
+                    metrics.append(Metric(f"turn_{key}", float(value), ts, turn.turn))
         self.client.log_batch(
             run_id,
             metrics=metrics,
@@ -249,6 +252,10 @@ class MlflowTracker:
         self._queue.join()
 
     # -- sweep summary -----------------------------------------------------------
+    def log_sweep(self, summary: SweepSummary) -> None:
+        self.log_summary(summary.metrics, summary.files, summary.curves, summary.cells,
+                         summary.hardware)
+
     def log_summary(
         self,
         metrics: dict[str, float],

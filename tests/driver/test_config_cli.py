@@ -84,3 +84,16 @@ def test_bad_timing_values_fail_naming_the_key(tmp_path):
     assert out.returncode == 2
     assert "eval.timing.gate_timeout_ms=0.0 must be > 0" in out.stderr
     assert "eval.timing.max_calls=5 must be >= eval.timing.min_calls=20" in out.stderr
+
+
+def test_pkb_sweep_refuses_typos_and_bad_values_like_sweep_py(tmp_path):
+    import sys
+
+    for override, wanted in (("atempts=3", "did you mean attempts?"),
+                             ("attempts=abc", "could not be converted to Integer")):
+        out = subprocess.run([sys.executable, "-m", "pkb_ray.cli", "sweep", override,
+                              "sweep.root=" + str(tmp_path)], cwd=tmp_path,
+                             env=scrubbed_env(PYTHONPATH=str(REPO)), capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 2 and wanted in out.stderr, (override, out.stderr)
+    assert list(tmp_path.iterdir()) == []

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from pkb_ray.config import compose_config
-from pkb_ray.tracking.journal import read_journal
+from pkb_ray.store.journal import read_journal
 
 pytestmark = pytest.mark.slow
 

@@ -2,6 +2,7 @@
 
 from mlflow.tracking import MlflowClient
 
+from pkb_ray.tracking import Tracker
 from pkb_ray.tracking.mlflow_tracker import CELL_TAG, COMPLETE_TAG, KIND_TAG, MlflowTracker
 from tests.helpers import make_result
 
@@ -18,6 +19,7 @@ def test_cells_logged_with_fields_and_reconciled_exactly_once(tmp_path, monkeypa
     results = [make_result(problem=f"p{i}") for i in range(3)]
     results[1].generation.response = "leaked sk-this-is-a-secret-value here"
     t = MlflowTracker(uri, "sw", tmp_path / "art", {"models": "m"})
+    assert isinstance(t, Tracker)
     t.log_cell(results[0])
     t.log_cell(results[1])
     t.close()

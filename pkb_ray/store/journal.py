@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from pkb_ray.records import CellResult
+from pkb_ray.records import CellResult, RecordError
 
 
 class Journal:
@@ -84,7 +84,8 @@ def current_records(records: list[CellResult], planned: dict[str, str] | None = 
 
 
 def read_journal(path: Path) -> list[CellResult]:
-    """Records of a journal without opening it for writing (for `pkb report`)."""
+    """Records of a journal without opening it for writing (for `pkb report`). Raises
+    RecordError naming the file, line and key of a line it cannot read."""
     if not Path(path).exists():
         raise FileNotFoundError(f"no journal at {path}")
     return list(_parse(_complete_lines(Path(path).read_bytes()), Path(path)).values())
@@ -103,6 +104,6 @@ def _parse(complete: bytes, path: Path) -> dict[str, CellResult]:
         try:
             record = CellResult.from_dict(json.loads(line))
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{lineno}: unreadable journal line: {exc}") from exc
+            raise RecordError(f"{path}:{lineno}: unreadable journal line: {exc}") from exc
         records.setdefault(record.record_id, record)
     return records

@@ -1,7 +1,7 @@
 import json
 
 from pkb_ray.records import CellResult
-from pkb_ray.tracking.journal import Journal, read_journal
+from pkb_ray.store.journal import Journal, read_journal
 from tests.helpers import make_result
 
 
@@ -54,7 +54,7 @@ def test_fresh_archives_the_old_journal(tmp_path):
 
 
 def test_records_of_one_cell_under_other_settings_stand_beside_each_other(tmp_path):
-    from pkb_ray.tracking.journal import current_records
+    from pkb_ray.store.journal import current_records
 
     old, new = make_result(problem="a"), make_result(problem="a", speedup=3.0)
     old.identity = {"eval.world_size": "2", "problem_version": "v1"}

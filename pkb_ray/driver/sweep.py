@@ -1,0 +1,308 @@
+"""`Sweep`: one invocation of a sweep, in four steps the caller runs in order.
+
+    sweep = Sweep(cfg)
+    if (refused := sweep.plan()) is not None:   # checks; nothing is written before they pass
+        return refused
+    with sweep.open_sinks():                     # journal, turn log, trackers (reconciled)
+        sweep.run()                              # the pipeline: record each cell as it lands
+        return sweep.finish()                    # leaderboard, trackers closed, exit status
+
+The journal and turn log (pkb_ray/store) are the source of truth and are written first; the
+trackers (pkb_ray/tracking) mirror the journal. Every user message and exit status of a
+sweep is said here or in driver/checks.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import traceback
+from pathlib import Path
+from typing import Any, Iterator
+
+from omegaconf import DictConfig, OmegaConf
+
+from pkb_ray.config.schema import ModelConfig, RootConfig
+from pkb_ray.driver.budget import Budget
+from pkb_ray.driver.checks import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERNAL_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    Refused,
+    refuse,
+    say,
+    sweep_models,
+    typed_config,
+)
+from pkb_ray.driver.cells import finalize
+from pkb_ray.driver.device import DeviceDecision
+from pkb_ray.driver.pipeline import CellState, Pipeline
+from pkb_ray.driver.plan import SweepPlan
+from pkb_ray.driver.progress import InFlight, SweepProgress
+from pkb_ray.records import CellResult, RecordError
+from pkb_ray.store import Journal, TurnLog, current_records, read_journal
+from pkb_ray.tracking import SweepSummary, Tracker, trackers_for
+
+
+class Sweep:
+    def __init__(self, dcfg: DictConfig) -> None:
+        self.dcfg = dcfg
+        self.cfg: RootConfig
+        self.models: list[ModelConfig] = []
+        self.problems: dict[str, Any] = {}
+        self.categories: dict[str, str] = {}
+        self.decision: DeviceDecision
+        self.context: Any = None
+        self.sweep_plan: SweepPlan
+        self.sweep_dir: Path
+        self.journal: Journal | None = None
+        self.turn_log: TurnLog | None = None
+        self.trackers: list[Tracker] = []
+        self.pending: list[CellState] = []
+        self.budget = Budget(None)
+        self.progress: SweepProgress | None = None
+        self.deferred: list[str] = []
+        self.status = "FINISHED"
+        self._pipeline: Pipeline | None = None
+        self._labels: dict[int, str] = {}
+
+    # -- 1. plan ---------------------------------------------------------------------
+    def plan(self) -> int | None:
+        """Check everything and plan the cells against the journal; None to go on, else the
+        exit status (the reason was said). Writes nothing."""
+        try:
+            self._plan()
+        except Refused as refused:
+            return refused.status
+        return None
+
+    def _plan(self) -> None:
+        from pkb_ray.config.validate import ConfigError
+        from pkb_ray.driver.device import decide_device
+        from pkb_ray.driver.identity import refusal, settings_changes, sweep_settings
+        from pkb_ray.driver.plan import build_plan, device_refusals
+        from pkb_ray.driver.ray_runtime import init_ray
+        from pkb_ray.driver.stages import prompt_context
+        from pkb_ray.engine.version import HARNESS_VERSION
+        from pkb_ray.generation.models import is_pseudo, load_model_config
+        from pkb_ray.problems import load_problems
+
+        cfg = self.cfg = typed_config(self.dcfg)
+        usable = sweep_models(cfg)
+        problem_set = load_problems(cfg.problems.source, list(cfg.problems.ids) or None)
+        for err in problem_set.errors:
+            say(f"pkb: {err}")
+        if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
+            raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
+        self.problems = problem_set.problems
+        self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
+
+        import ray
+
+        try:
+            init_ray(cfg)
+        except ConnectionError as exc:
+            raise refuse(f"pkb: cannot reach the Ray cluster at cluster.address={cfg.cluster.address}: {exc}")
+        try:
+            decision = self.decision = decide_device(cfg, [m.name for m in usable], ray.nodes())
+        except ConfigError as exc:
+            raise refuse(f"pkb: {exc}")
+        if decision.notice:
+            say(decision.notice)
+        if decision.models:
+            usable = [load_model_config(name) for name in decision.models]
+        refused = device_refusals(usable, decision.device)
+        if refused:
+            raise refuse("pkb: " + "\n  ".join(refused) + "\nNothing ran. Evaluate on GPUs (eval.device=cuda "
+                         "on a GPU node or cluster), or check the pipeline on CPU with model=reference.")
+        self.models = usable
+
+        settings = sweep_settings(cfg, decision.device, decision.size, HARNESS_VERSION)
+        context = prompt_context(cfg, decision.device, decision.size)
+        if any(not is_pseudo(m) for m in usable):  # prompts are built: describe inputs once, here
+            context = context.with_inputs(self.problems)
+        self.context = context
+        self.sweep_plan = build_plan(cfg, usable, self.problems, settings, context)
+        self.sweep_dir = Path(cfg.sweep.root) / cfg.sweep.name
+        journal_path = self.sweep_dir / "journal.jsonl"
+        try:
+            recorded = read_journal(journal_path) if journal_path.exists() and not cfg.sweep.fresh else []
+        except RecordError as exc:
+            raise refuse(f"pkb: {exc}")
+        changes = settings_changes(recorded, settings)
+        if changes:
+            raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
+
+    # -- 2. sinks --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def open_sinks(self) -> Iterator[None]:
+        """Open the journal (and agent mode's turn log), note this invocation in the sweep's
+        config.yaml, open the trackers and reconcile them with the journal; closed on exit."""
+        from pkb_ray.driver.invocations import append_invocation
+        from pkb_ray.engine.version import HARNESS_VERSION
+
+        cfg, plan, decision = self.cfg, self.sweep_plan, self.decision
+        # Every check passed: from here on the sweep's directory changes.
+        journal = self.journal = Journal(self.sweep_dir / "journal.jsonl", fresh=cfg.sweep.fresh)
+        try:
+            append_invocation(self.sweep_dir / "config.yaml", OmegaConf.to_container(self.dcfg),
+                              plan.sweep_settings)
+            for note in plan.notes:
+                say(f"pkb: {note}")
+            self.pending = plan.pending(journal.done_ids())
+            say(f"pkb: sweep {cfg.sweep.name!r}: {plan.size_text()}; {len(plan.cells) - len(self.pending)} "
+                f"already recorded, {len(self.pending)} to run on {decision.device} "
+                f"(world size {cfg.eval.world_size}, {decision.size} sizes, {cfg.eval.trials} trials, "
+                f"harness {HARNESS_VERSION}); journal {journal.path}")
+            self.trackers = trackers_for(cfg, self._run_params())
+            for tracker in self.trackers:
+                relogged = tracker.reconcile(self._current(), fresh=cfg.sweep.fresh)
+                if relogged:
+                    say(f"pkb: re-logged {relogged} journal cells missing from MLflow")
+            self.budget = Budget.resumed(cfg.budget_usd, journal.records())
+            if cfg.mode.name == "agent":
+                self.turn_log = TurnLog(self.sweep_dir / "turns.jsonl", fresh=cfg.sweep.fresh)
+            yield
+        finally:
+            journal.close()
+            if self.turn_log:
+                self.turn_log.close()
+
+    def _run_params(self) -> dict[str, str]:
+        cfg, plan = self.cfg, self.sweep_plan
+        return {
+            **{k.replace("eval.", "").replace(".", "_"): v for k, v in plan.sweep_settings.items()
+               if k.count(".") <= 1},
+            "models": ",".join(m.name for m in self.models),
+            "problems": str(len(self.problems)),
+            "attempts": str(cfg.attempts),
+            "mode": cfg.mode.name,
+            "cells_planned": str(len(plan.cells)),
+        }
+
+    def _current(self) -> list[CellResult]:
+        return current_records(self.journal.records(), self.sweep_plan.planned_ids())
+
+    # -- 3. run ----------------------------------------------------------------------
+    def run(self) -> None:
+        """Run the pending cells through the pipeline, recording each as it lands. An
+        interrupt or an internal error ends it with what is recorded kept (self.status)."""
+        from pkb_ray.driver import ray_runtime
+        from pkb_ray.driver.stages import RayStages
+
+        cfg = self.cfg
+        per_model = {m.name: sum(1 for c in self.pending if c.key.model == m.name) for m in self.models}
+        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress)
+        try:
+            evaluators = self._start_evaluators() if self.pending else []
+            stages = RayStages(cfg, {m.name: m for m in self.models}, self.decision.device,
+                               self.decision.size, self.budget, self.turn_log, self.context)
+            with self.progress:
+                self._pipeline = Pipeline(
+                    self.pending, stages, evaluators, record=self._record, defer=self._defer,
+                    wait=ray_runtime.wait, get=ray_runtime.get,
+                    max_inflight_generations=cfg.cluster.max_inflight_generations,
+                    max_queued_builds=cfg.cluster.max_queued_builds,
+                    replace_evaluators=self._start_evaluators, tick=self._tick,
+                    turn_done=self._turn_done,
+                )
+                self._pipeline.run()
+        except KeyboardInterrupt:
+            self.status = "KILLED"
+            say("pkb: interrupted; every recorded cell is in the journal. Re-run the same command to continue.")
+        except Exception:  # a harness bug: keep what is recorded, say so, report, exit non-zero
+            self.status = "FAILED"
+            say("pkb: the sweep stopped on an internal error; every recorded cell is in the journal:")
+            traceback.print_exc()
+        finally:
+            for tracker in self.trackers:
+                tracker.flush()
+
+    def _start_evaluators(self) -> list:
+        from pkb_ray.driver.ray_runtime import evaluator_labels
+        from pkb_ray.engine.node_evaluator import start_node_evaluators
+
+        actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size,
+                                       self.decision.placement, self.cfg.cluster.cpu_evaluators)
+        self._labels.update(evaluator_labels(actors))
+        return actors
+
+    def _turn_done(self, state: CellState) -> None:
+        """Agent mode: a turn's outcome goes to the turn log before the next turn starts, so
+        a resumed sweep does not evaluate it again."""
+        outcome = state.current.outcome()
+        if self.turn_log is not None and outcome is not None:
+            self.turn_log.put(state.record_id, state.turn, outcome)
+
+    def _record(self, state: CellState) -> None:
+        from pkb_ray.engine.version import HARNESS_VERSION
+
+        result = finalize(state, self.categories.get(state.key.problem, ""))
+        node_version = result.evaluation.harness_version if result.evaluation else ""
+        if node_version and node_version != HARNESS_VERSION:
+            # Recorded under this driver's identity it would claim a harness it was not
+            # measured by: keep it out, and say how to fix the cluster.
+            self._defer(state, f"harness_error: the evaluating node runs harness {node_version}, "
+                               f"this driver {HARNESS_VERSION}: install one checkout on every node")
+            return
+        if self.journal.append(result):
+            self.budget.charge(t.generation for t in state.turns)
+            for tracker in self.trackers:
+                tracker.log_cell(result)
+        self.progress.update(state.key.model, result.status.value, result.generation.cost_usd)
+
+    def _defer(self, state: CellState, reason: str) -> None:
+        self.deferred.append(f"{state.key.cell_id}: {reason}")
+        self.progress.update(state.key.model, "deferred")
+
+    def _tick(self) -> None:
+        if self._pipeline is None:
+            return
+        generating, building, queued = self._pipeline.counts()
+        nodes: dict[str, int] = {}
+        for ev in self._pipeline.evaluating():
+            label = self._labels.get(id(ev), "evaluator")
+            nodes[label] = nodes.get(label, 0) + 1
+        self.progress.set_in_flight(InFlight(generating, building, queued, nodes))
+
+    # -- 4. finish -------------------------------------------------------------------
+    def finish(self) -> int:
+        """The leaderboard of the sweep's current cells, printed, written beside the journal
+        and given to the trackers, which are then closed; returns the exit status."""
+        self._report()
+        if self.status == "KILLED":
+            return EXIT_INTERRUPTED
+        if self.status == "FAILED":
+            return EXIT_INTERNAL_ERROR
+        if self.budget.exhausted():
+            say(self.budget.exhausted_message())
+        if self.deferred:
+            say(f"pkb: {len(self.deferred)} cells deferred (not recorded; a re-run retries them):")
+            for line in self.deferred[:20]:
+                say(f"  {line}")
+            return EXIT_INCOMPLETE
+        return EXIT_OK
+
+    def _report(self) -> None:
+        from pkb_ray.report.leaderboard import build_report, print_leaderboard
+        from pkb_ray.report.metrics import summary_metrics
+        from pkb_ray.report.tables import cell_table
+
+        cfg = self.cfg
+        records = self._current()
+        title = f"sweep {cfg.sweep.name}: {len(records)} cells recorded"
+        report = build_report(records, self.sweep_dir, title)
+        if records:
+            print_leaderboard(report, title)
+        say(f"pkb: {self.progress.summary()}; leaderboard {report.markdown_path} (per problem: "
+            f"{report.problems_csv_path.name}, heatmap: {report.heatmap_path.name if report.heatmap_path else '-'})")
+        if not self.trackers:
+            return
+        summary = SweepSummary(summary_metrics(report.summaries), report.files(), report.curves or {},
+                               cell_table(records), sorted(report.facts.hardware) if report.facts else [])
+        for tracker in self.trackers:
+            tracker.log_sweep(summary)
+            for err in tracker.close(self.status):
+                say(f"pkb: {err}")
+        say(f"pkb: MLflow: pkb ui --uri {cfg.tracking.uri}  (experiment {cfg.sweep.name!r}; "
+            f"or LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri {cfg.tracking.uri})")
