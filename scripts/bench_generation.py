@@ -94,7 +94,7 @@ def main() -> int:
               else InProcessServer(default=Reply(delay_s=args.delay_s)))
     with server as srv, \
             tempfile.TemporaryDirectory() as cache_dir:
-        cfg = ModelConfig(name="bench", provider="openai", model_id="bench", api_base=srv.url,
+        cfg = ModelConfig(name="bench", provider="openai_compatible", model_id="bench", api_base=srv.url,
                           max_concurrency=args.concurrency, max_retries=0,
                           request_timeout_s=60.0, price_input_per_mtok=1.0,
                           price_output_per_mtok=4.0)

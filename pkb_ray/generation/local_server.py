@@ -8,7 +8,7 @@ header) and the most requests it ever held at once.
 
     with ScriptedServer() as srv:
         srv.script("flaky", [Reply(status=500), Reply(text=CODE)])
-        cfg = ModelConfig(name="flaky", provider="openai", model_id="flaky", api_base=srv.url)
+        cfg = ModelConfig(name="flaky", provider="openai_compatible", model_id="flaky", api_base=srv.url)
 """
 
 from __future__ import annotations
