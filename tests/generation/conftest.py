@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pkb_ray.config.schema import ModelConfig
-from pkb_ray.generation.local_server import ScriptedServer
+from tests.scripted_server import ScriptedServer
 from pkb_ray.problems.spec import Problem, ProblemSpec
 
 TOY_REFERENCE = '''import torch

@@ -13,7 +13,7 @@ import textwrap
 import time
 
 from pkb_ray.generation.cache import KernelsCache
-from pkb_ray.generation.local_server import Reply
+from tests.scripted_server import Reply
 from pkb_ray.generation.service import GenerationService
 from pkb_ray.records import FailureClass
 

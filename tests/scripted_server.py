@@ -202,7 +202,7 @@ class ScriptedServer:
 
 
 def main() -> None:
-    """Serve in this process until killed: `python -m pkb_ray.generation.local_server
+    """Serve in this process until killed: `python -m tests.scripted_server
     --delay-s 2` prints `PORT <n>` once listening (benchmarks run it apart from the client,
     as a real provider is, so the two do not share one interpreter lock)."""
     import argparse
