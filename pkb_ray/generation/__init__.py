@@ -5,7 +5,7 @@ The driver uses `resolve_models`, `missing_api_key`, `check_model_config` and ru
 `source_for(cfg)` says where a model's candidates come from and what follows (sources.py).
 """
 
-from pkb_ray.generation.cache import KernelsCache, cache_key, is_cacheable
+from pkb_ray.generation.kernels_cache import KernelsCache, cache_key, is_cacheable
 from pkb_ray.generation.client import CallResult, ModelClient, classify_exception, parse_retry_after
 from pkb_ray.generation.extract import extract_candidate
 from pkb_ray.generation.models import (

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pkb_ray.config.schema import ModelConfig
 from pkb_ray.records import FailureClass, Generation
 
-from .cache import KernelsCache, cache_key, is_cacheable
+from .kernels_cache import KernelsCache, cache_key, is_cacheable
 from .client import CallResult, ModelClient
 from .extract import extract_candidate
 from .models import as_model_config, check_model_config, sampling_params
