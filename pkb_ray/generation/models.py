@@ -161,7 +161,7 @@ def missing_api_key(cfg: ModelConfig) -> str | None:
 
     None for sources that call no API and endpoints without a key (api_key_env unset).
     Reads only whether the variable is set; the key's value is never returned or logged."""
-    if not source_for(cfg).calls_api or not cfg.api_key_env:
+    if not source_for(cfg).needs_api_key or not cfg.api_key_env:
         return None
     return None if os.environ.get(cfg.api_key_env) else cfg.api_key_env
 

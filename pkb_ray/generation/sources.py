@@ -6,6 +6,8 @@ Every property that used to be decided by comparing a model's name (`reference`,
 - `calls_api`: it asks a model API (prompts, kernels_cache, the budget, `models=all`);
   otherwise it serves a candidate it already has (`serve`), with no request.
 - `guard`: the NCCL-free guard is on while its candidates run.
+- `needs_api_key`: the variable the config names in `api_key_env` must be set (a keyless
+  endpoint names none).
 - `needs_api_base`: the config must name an endpoint (`model.api_base`).
 - `devices`: the devices its candidates can run on, whatever the config's `devices` say.
 - `has_candidate(problem)`: whether a cell for this problem can have a candidate at all.
@@ -51,6 +53,7 @@ class CandidateSource:
     provider: str
     calls_api: bool = True
     guard: bool = True
+    needs_api_key: bool = True
     needs_api_base: bool = False
     devices: tuple[str, ...] | None = None
     """None: whatever the model config's `devices` list says."""
@@ -124,10 +127,10 @@ def register_source(source: CandidateSource, *, replace: bool = False) -> Candid
 
 
 register_source(OpenAICompatibleSource("openai_compatible", needs_api_base=True))
-register_source(ReferenceSource("reference", calls_api=False, guard=False,
+register_source(ReferenceSource("reference", calls_api=False, guard=False, needs_api_key=False,
                                 what="reference"))
 # Symmetric memory is CUDA only ("SymmetricMemory does not support device type cpu").
-register_source(ExpertSource("expert", calls_api=False, devices=("cuda",),
+register_source(ExpertSource("expert", calls_api=False, needs_api_key=False, devices=("cuda",),
                              what="expert solution"))
 
 

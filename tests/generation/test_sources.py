@@ -26,8 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_each_shipped_source_declares_its_properties():
     ref, exp = source_for(load_model_config("reference")), source_for(load_model_config("expert"))
-    assert (ref.calls_api, ref.guard) == (False, False)  # the reference uses collectives
-    assert (exp.calls_api, exp.guard) == (False, True)
+    assert (ref.calls_api, ref.guard, ref.needs_api_key) == (False, False, False)  # collectives
+    assert (exp.calls_api, exp.guard, exp.needs_api_key) == (False, True, False)
     assert exp.runs_on(load_model_config("expert")) == ["cuda"]
     # expert's devices come from the source even where a config would allow cpu
     assert exp.runs_on(ModelConfig(name="e2", provider="expert")) == ["cuda"]
@@ -36,7 +36,7 @@ def test_each_shipped_source_declares_its_properties():
     assert exp.serve(with_expert) == with_expert.expert_source and exp.serve(without) is None
     assert ref.has_candidate(without) and ref.serve(without) == without.reference_source
     gpt = source_for(load_model_config("gpt55"))
-    assert gpt.calls_api and gpt.guard and not gpt.needs_api_base
+    assert gpt.calls_api and gpt.guard and gpt.needs_api_key and not gpt.needs_api_base
     assert gpt.serve(with_expert) is None
     oc = source_for("openai_compatible")
     assert oc.calls_api and oc.needs_api_base
