@@ -6,6 +6,7 @@
     pkb prompt PROBLEM
     pkb report SWEEP_NAME
     pkb ui [--uri sqlite:///mlflow.db] [--port 5000]
+    pkb agent run PROBLEM [sweep overrides] [agent.KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _COMMANDS = {
     "prompt": "pkb_ray.generation.cli",
     "report": "pkb_ray.report.cli",
     "ui": "pkb_ray.tracking.ui",
+    "agent": "pkb_ray.agent.cli",
 }
 
 

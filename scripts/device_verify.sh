@@ -3,14 +3,14 @@
 #   bash scripts/device_verify.sh STEP...
 # steps: setup env engine bench bench_host self self_pkb mlflow
 # One log (device.log), result files and tables go to $OUT (the device tool brings them back).
-# Needs, carried along: .devsite (bash ../shared/device/pack-site.sh: Ray, Hydra) and
+# Needs, carried along: .devsite (bash ../shared/device/pack-site.sh: Ray, Hydra; .tgz, or recompressed with xz to .txz to leave room under the 64 MiB a call carries) and
 # .devtools holding Debian's bubblewrap .deb (apt-get download bubblewrap) and, for
 # self_pkb, an upstream PKB tree at .devtools/pkb_upstream (never committed); for mlflow,
 # .devsite/mlflow-py312.txz (bash scripts/pack_mlflow.sh: MLflow for the driver, ~12 MB).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/site
-[ -f /tmp/site/.unpacked ] || { tar xzf .devsite/site-py312.tgz -C /tmp/site && touch /tmp/site/.unpacked; }
+[ -f /tmp/site/.unpacked ] || { tar xf "$(ls .devsite/site-py312.t*z | head -1)" -C /tmp/site && touch /tmp/site/.unpacked; }
 if [ -f .devsite/mlflow-py312.txz ] && [ ! -f /tmp/site/.mlflow ]; then
   tar xJf .devsite/mlflow-py312.txz -C /tmp/site && touch /tmp/site/.mlflow
 fi
@@ -52,12 +52,13 @@ for s in "$@"; do
                 --source "pkb:$PWD/.devtools/pkb_upstream" --trials 1 --max-timing-s 1.5 --budget-s 480 ;;
     # A GPU sweep of the 5 experts and the 5 collective references with MLflow on, as a user
     # runs it; the store, its artifacts and the sweep's files come back for screenshots.
-    mlflow) mkdir -p /tmp/gpu_mlflow
-            step mlflow 420 bash -c "cd /tmp/gpu_mlflow && python3 $REPO/sweep.py models=[expert,reference] \
+    # Run in $OUT itself, so a run cut off at the device's limit still brings back what it
+    # wrote; the tool brings back no deep folders, so the artifacts and sweep travel as a tar.
+    mlflow) mkdir -p "$OUT/gpu_mlflow"
+            step mlflow 420 bash -c "cd $OUT/gpu_mlflow && python3 $REPO/sweep.py models=[expert,reference] \
               problems=collectives eval.device=cuda sweep.name=gpu_compare sweep.progress=false \
-              eval.cache_dir=$PKB_CACHE && python3 -m pkb_ray.cli report gpu_compare"
-            mkdir -p "$OUT/gpu_mlflow"
-            cp -r /tmp/gpu_mlflow/mlflow.db /tmp/gpu_mlflow/mlartifacts /tmp/gpu_mlflow/sweeps "$OUT/gpu_mlflow/" ;;
+              eval.cache_dir=$PKB_CACHE"
+            tar czf "$OUT/gpu_mlflow.tgz" -C "$OUT" gpu_mlflow/mlartifacts gpu_mlflow/sweeps ;;
     *) echo "unknown step $s"; exit 2 ;;
   esac
 done

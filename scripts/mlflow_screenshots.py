@@ -9,6 +9,10 @@ view and the sweep's heatmap, for a person to look at (issue 12, item 4).
     python3 scripts/mlflow_screenshots.py --db /path/mlflow.db \
         --rebase /tmp/out/mlartifacts=/path/mlartifacts --out benchmarks/results/mlflow_ui_gpu
 
+    # a store that came back without its artifact folder: report files rebuilt from its cells
+    python3 scripts/mlflow_screenshots.py --db /path/mlflow.db --rebase /root/out/gpu_mlflow=/tmp/x \
+        --rebuild gpu_compare --out benchmarks/results/mlflow_ui_gpu
+
 Needs `chromium` (apt-get install -y chromium). Writes <sweep>_runs.png, <sweep>_heatmap.png
 and <sweep>_problems.png (the parent run's per-problem table) into --out.
 """
@@ -126,6 +130,9 @@ def main() -> int:
                     help="rewrite artifact paths (the store is always used on a copy)")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--port", type=int, default=5077)
+    ap.add_argument("--rebuild", metavar="EXPERIMENT",
+                    help="the store came back without its artifacts: rebuild the report files from its "
+                         "cell runs first (scripts/mlflow_rebuild_artifacts.py) and show those")
     args = ap.parse_args()
     db = run_cpu_sweep(args.cpu_sweep) if args.cpu_sweep else args.db
     if db is None or not db.exists():
@@ -137,6 +144,11 @@ def main() -> int:
     rebase_artifacts(copy, args.rebase)
     refresh_views(copy)
     db = copy
+    artifact_dir = ""
+    if args.rebuild:
+        subprocess.run([sys.executable, str(REPO / "scripts" / "mlflow_rebuild_artifacts.py"), "--db", str(db),
+                        "--experiment", args.rebuild], check=True)
+        artifact_dir = "rebuilt/"
     args.out.mkdir(parents=True, exist_ok=True)
     base = f"http://127.0.0.1:{args.port}"
     server = subprocess.Popen(server_command(f"sqlite:///{db.resolve()}", "127.0.0.1", args.port),
@@ -151,7 +163,7 @@ def main() -> int:
             run_id = parent_run(base, eid)
             if run_id:
                 for artifact, suffix in (("heatmap.png", "heatmap"), ("leaderboard_problems.csv", "problems")):
-                    screenshot(f"{base}/#/experiments/{eid}/runs/{run_id}/artifacts/{artifact}"
+                    screenshot(f"{base}/#/experiments/{eid}/runs/{run_id}/artifacts/{artifact_dir}{artifact}"
                                "?workflowType=machine_learning", args.out / f"{name}_{suffix}.png",
                                window="2000,1100")
     finally:

@@ -249,10 +249,12 @@ class JudgeNode:
         while len(out.reports) < len(self.judges):
             if kill_at is not None and out.stopped_at is None and time.monotonic() >= kill_at:
                 # Let the zygote write how any rank that is already gone ended (a signal, an
-                # exit code) before everything in the sandbox is stopped at once.
+                # exit code) before everything in the sandbox is stopped at once. It writes
+                # within milliseconds on an idle machine; 0.3 s was too short on a 2-core one
+                # at load 7 (the message lost its SIGSEGV). The wait ends at the line.
                 for _, rank, e in out.events:
                     if e.worker_gone:
-                        _wait_for_line(sb.proc, f"rank {rank} ", 0.3)
+                        _wait_for_line(sb.proc, f"rank {rank} ", 2.0)
                 sb.proc.kill()
                 out.stopped_at = time.monotonic() - t0
             left = end - time.monotonic()

@@ -1,0 +1,161 @@
+"""Runs one tool call through the engine: evaluate() for check, benchmark and submit; the
+engine's sandbox (ranks.py) for profile and run.
+
+`evaluate_fn` is the seam for the cluster: today engine.evaluate in this process; a node
+actor's `evaluate.remote` (a queued evaluation task like any other) later.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import io
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+from pkb_ray.agent.config import AgentConfig
+from pkb_ray.agent.ranks import RankJob, RanksOutcome, run_on_ranks
+from pkb_ray.agent.redact import redact, tail
+from pkb_ray.agent.tools import (EvalSummary, ProfileRow, ProfileSummary, RankOutput, RankProfile, RunSummary,
+                                 Tool, ToolOutcome, ToolRequest)
+from pkb_ray.engine.build import BuildResult
+from pkb_ray.engine.request import EvalRequest
+from pkb_ray.records import EvalResult, to_plain
+
+EvaluateFn = Callable[[EvalRequest, "BuildResult | None"], EvalResult]
+LOG_CHARS = 2500
+
+
+def _engine_evaluate(req: EvalRequest, build: BuildResult | None) -> EvalResult:
+    from pkb_ray.engine.evaluation import evaluate
+
+    return evaluate(req, build=build)
+
+
+class ToolExecutor:
+    def __init__(self, base: EvalRequest, cfg: AgentConfig, evaluate_fn: EvaluateFn | None = None,
+                 cuda_visible_devices: str | None = None) -> None:
+        """`base`: the request the cell's final answer is evaluated with (zero-shot's)."""
+        self.base = base
+        self.cfg = cfg
+        self.evaluate_fn = evaluate_fn or _engine_evaluate
+        self.cvd = cuda_visible_devices
+        self._problem = None
+
+    def execute(self, req: ToolRequest) -> ToolOutcome:
+        t0 = time.monotonic()
+        if req.tool in (Tool.CHECK, Tool.BENCHMARK, Tool.SUBMIT):
+            out = self._evaluate(req)
+        elif req.tool is Tool.PROFILE:
+            out = self._profile(req.text)
+        else:
+            out = self._run(req.text)
+        out.wall_s = time.monotonic() - t0
+        return out
+
+    # -- through evaluate() ------------------------------------------------------------
+    def request_for(self, req: ToolRequest) -> EvalRequest:
+        b = dataclasses.replace(self.base, candidate_source=req.text,
+                                cell_id=f"{self.base.cell_id}#{req.tool.value}")
+        if req.tool is Tool.CHECK:
+            return dataclasses.replace(b, size=self.cfg.check_size, trials=self.cfg.check_trials,
+                                       time_candidate=False)
+        if req.tool is Tool.BENCHMARK:
+            return dataclasses.replace(b, size=self.cfg.benchmark_size, time_candidate=True)
+        return b  # submit: exactly the zero-shot request
+
+    def _evaluate(self, req: ToolRequest) -> ToolOutcome:
+        ereq = self.request_for(req)
+        build = None
+        if ereq.device == "cuda":
+            from pkb_ray.engine.build import prebuild
+
+            build = prebuild(ereq.candidate_source, ereq.torch_cuda_arch_list, ereq.cache_dir,
+                             device="cuda", sandbox_mode=ereq.sandbox.mode, sandbox_user=ereq.sandbox.user)
+        res = self.evaluate_fn(ereq, build)
+        out = ToolOutcome(summarize(res, timed=req.tool is not Tool.CHECK),
+                          device_s=res.node_seconds * ereq.world_size)
+        if req.tool is Tool.SUBMIT:
+            out.final = to_plain(res)
+        return out
+
+    # -- through the sandbox ---------------------------------------------------------------
+    def _cache_dirs(self) -> list[str]:
+        return [str(Path(self.base.cache_dir).expanduser().resolve())]
+
+    def _run(self, script: str) -> ToolOutcome:
+        b = self.base
+        job = RankJob("script", b.world_size, b.device, self.cfg.run_timeout_s, {"script.py": script})
+        o = run_on_ranks(job, b.sandbox, self._cache_dirs(), self.cvd, self.cfg.output_chars)
+        ranks = [RankOutput(r.rank, r.exit_code, redact(tail(r.output, self.cfg.output_chars))) for r in o.ranks]
+        ok = not o.timed_out and all(r.exit_code == 0 for r in o.ranks)
+        msg = (f"stopped at the time limit of {self.cfg.run_timeout_s:g} s" if o.timed_out
+               else redact(o.sandbox_error))
+        return ToolOutcome(RunSummary(ok, o.timed_out, self.cfg.run_timeout_s, ranks, msg),
+                           device_s=o.wall_s * b.world_size)
+
+    def problem(self):
+        if self._problem is None:
+            from pkb_ray.problems import load_problem
+
+            self._problem = load_problem(self.base.problems_source, self.base.problem_id)
+        return self._problem
+
+    def _inputs_files(self) -> dict[str, str]:
+        """Each rank's inputs at the benchmark size, made here (fresh random seed: nothing
+        the judges use) and handed in as files: the sandbox sees no problem directory."""
+        import torch
+
+        seed = int.from_bytes(os.urandom(4), "little")
+        files = {}
+        for r in range(self.base.world_size):
+            buf = io.BytesIO()
+            torch.save(self.problem().make_inputs(r, self.base.world_size, seed, self.cfg.benchmark_size, "cpu"), buf)
+            files[f"inputs_rank{r}.b64"] = base64.b64encode(buf.getvalue()).decode()
+        return files
+
+    def _profile(self, source: str) -> ToolOutcome:
+        b = self.base
+        files = {"candidate.py": source, **self._inputs_files()}
+        job = RankJob("profile", b.world_size, b.device, self.cfg.run_timeout_s, files, self.cfg.profile_calls)
+        o = run_on_ranks(job, b.sandbox, self._cache_dirs(), self.cvd, LOG_CHARS)
+        measures = "CUDA kernels and copies" if b.device == "cuda" else "CPU ops (no GPU on this node)"
+        return ToolOutcome(profile_summary(o, measures, self.cfg.benchmark_size, self.cfg.run_timeout_s),
+                           device_s=o.wall_s * b.world_size)
+
+
+def profile_summary(o: RanksOutcome, measures: str, size: str, limit_s: float) -> ProfileSummary:
+    ranks, failed = [], []
+    for r in o.ranks:
+        if r.report is None or r.exit_code != 0:
+            failed.append(f"rank {r.rank}: " + (f"exit {r.exit_code}" if r.exit_code is not None else "no exit")
+                          + (f"\n{redact(tail(r.output, LOG_CHARS))}" if r.output.strip() else ""))
+            continue
+        rows = [ProfileRow(**x) for x in r.report.get("rows", [])]
+        copies = [ProfileRow(**x) for x in r.report.get("copies", [])]
+        ranks.append(RankProfile(r.rank, rows, copies, int(r.report.get("profiled_calls", 0))))
+    msg = f"stopped at the time limit of {limit_s:g} s. " if o.timed_out else ""
+    msg += "\n".join(failed) or redact(o.sandbox_error)
+    return ProfileSummary(not failed and not o.timed_out and bool(ranks), measures, ranks, msg.strip(), size)
+
+
+def summarize(res: EvalResult, timed: bool) -> EvalSummary:
+    """The engine's verdict as a model should see it: classes, numbers and trimmed logs; no
+    sandbox description, fingerprint or evidence (they name the harness's machinery)."""
+    from pkb_ray.driver.agent import trim_log
+
+    s = EvalSummary(correct=res.correct, failure=res.failure.value if res.failure else None,
+                    message=redact(res.message), failing_rank=res.failing_rank,
+                    failing_trial=res.failing_trial, max_abs_error=res.max_abs_error,
+                    flags=list(res.flags), size=res.size, trials=res.trials)
+    if res.build_log and not res.correct:
+        s.compiler_output = redact(trim_log(res.build_log, LOG_CHARS))
+    if res.log and not res.correct and res.failure is not None and res.failure.value not in ("incorrect", "nan"):
+        s.log_tail = redact(trim_log(res.log, LOG_CHARS))
+    if timed:
+        s.candidate_ms, s.reference_ms, s.speedup = res.candidate_ms, res.reference_ms, res.speedup
+        s.speedup_ci_low, s.speedup_ci_high = res.speedup_ci_low, res.speedup_ci_high
+        s.roofline_fraction = res.roofline_fraction
+    return s

@@ -1,0 +1,109 @@
+"""The smallest entry point for running the model's own code on the ranks, in a sandbox.
+
+The engine evaluates candidates (judges + workers); it has no entry point for "run this
+script on every rank and give me its output", which `run` and `profile` need. This starts
+rank_main.py through the engine's own `sandbox.start` (the same plan, binds, hidden
+directories and allow-listed environment a candidate's workers get, and the NCCL stub for
+a guarded profile on cuda), waits up to a time limit, and reads back each rank's output.
+Candidates' judges are never involved, so nothing secret is within reach.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pkb_ray.config.schema import SandboxConfig
+from pkb_ray.engine import nccl_stub, sandbox
+from pkb_ray.engine.env import rank_env
+
+START_S = 60.0
+"""The sandbox's own start (a torch import, 1-3 s), before the caller's limit starts."""
+
+
+@dataclass
+class RankJob:
+    mode: str
+    """script | profile (rank_main.py)."""
+    world_size: int
+    device: str
+    timeout_s: float
+    files: dict[str, str]
+    """Written into the sandbox's private directory first (script.py, candidate.py, inputs)."""
+    profile_calls: int = 5
+
+
+@dataclass
+class RankExit:
+    rank: int
+    exit_code: int | None
+    output: str
+    report: dict | None = None
+    """profile_rank<r>.json, when the rank wrote it."""
+
+
+@dataclass
+class RanksOutcome:
+    ranks: list[RankExit]
+    timed_out: bool
+    wall_s: float
+    sandbox_error: str = ""
+
+
+_EXIT = re.compile(r"^rank (\d+) (exit (\d+)|signal (\w+))$")
+
+
+def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str],
+                 cuda_visible_devices: str | None = None, output_chars: int = 3000) -> RanksOutcome:
+    plan = sandbox.plan_sandbox(sandbox_cfg.mode, sandbox_cfg.user, sandbox_cfg.bwrap_path or None)
+    over = {"PKB_AGENT_JOB": json.dumps({"mode": job.mode, "world_size": job.world_size, "device": job.device,
+                                         "timeout_s": job.timeout_s, "profile_calls": job.profile_calls}),
+            "TORCH_EXTENSIONS_DIR": "{TMP}/ext", "TRITON_CACHE_DIR": "{TMP}/triton",
+            "GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo"}
+    if job.device == "cuda":
+        if cuda_visible_devices is not None:
+            over["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices
+    else:
+        over["CUDA_VISIBLE_DEVICES"] = ""
+        over["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // job.world_size))
+    guarded = job.mode == "profile" and job.device == "cuda"
+    binds = nccl_stub.build(cache_dirs[0]) if guarded and cache_dirs else None
+    t0 = time.monotonic()
+    proc = sandbox.start(plan, ["python", "-m", "pkb_ray.agent.rank_main"], env=rank_env(**over),
+                         pass_fds=[], gpu=job.device == "cuda", cache_dirs=cache_dirs,
+                         pre_files=job.files, dirs=["ext"], binds=binds or None)
+    timed_out = False
+    try:
+        if proc.wait_ready(START_S):  # the limit starts once torch is imported
+            proc.popen.wait(job.timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        proc.kill()
+    wall_s = time.monotonic() - t0
+    exits: dict[int, int | None] = {}
+    other = []
+    for line in proc.log_tail("zygote.log", 20000).splitlines():
+        m = _EXIT.match(line.strip())
+        if m:
+            exits[int(m.group(1))] = int(m.group(3)) if m.group(3) is not None else None
+        elif line.strip():
+            other.append(line)
+    ranks = []
+    for r in range(job.world_size):
+        report = None
+        path = Path(proc.workdir, f"profile_rank{r}.json")
+        if path.exists():
+            try:
+                report = json.loads(path.read_text()[:200_000])
+            except ValueError:
+                report = None
+        ranks.append(RankExit(r, exits.get(r), proc.log_tail(f"rank{r}.log", output_chars), report))
+    err = "" if exits or timed_out else ("\n".join(other)[-2000:] or "the sandbox did not start")
+    proc.cleanup()
+    return RanksOutcome(ranks, timed_out, wall_s, err)

@@ -1,0 +1,104 @@
+"""Start-up refusal, per-cell limits and the journal's rules: real HTTP server, real engine,
+no sandbox started (the tools these episodes reach end before any process would)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from pkb_ray.agent import EndReason, JournalError, ToolsUnsupported, agent_config, require_tool_support, run_episode
+from pkb_ray.agent.cli import episode_spec, split_overrides
+from pkb_ray.agent.journal import End, EpisodeJournal
+from pkb_ray.agent.redact import redact
+from pkb_ray.config.schema import ModelConfig
+from tests.agent.conftest import overrides
+from tests.agent.tool_server import ToolServer, Turn, step_of
+
+
+def _episode(tmp_path, script, *extra: str):
+    server = ToolServer(script).__enter__()
+    sweep, agent = split_overrides(overrides(server.url, tmp_path) + list(extra))
+    spec = episode_spec("sum_ranks", sweep, attempt=1)
+    try:
+        return asyncio.run(run_episode(spec, agent_config(agent))), server, spec
+    finally:
+        server.__exit__()
+
+
+def test_model_without_tool_calling_is_refused_before_any_request(tmp_path):
+    server_steps = []
+    with pytest.raises(ToolsUnsupported, match=r"agent.tool_models=\[openai_compatible\]"):
+        _episode(tmp_path, lambda b: server_steps.append(b) or Turn(), "agent.tool_models=[]")
+    assert server_steps == []
+    with pytest.raises(ToolsUnsupported, match="pseudo-model"):
+        require_tool_support(ModelConfig(name="expert"), [])
+    require_tool_support(ModelConfig(name="gpt4o", provider="openai", model_id="openai/gpt-4o"), [])  # litellm lists it
+
+
+def test_tool_call_limit_ends_the_episode_with_its_reason(tmp_path):
+    def script(body):  # a wrong call first (counted), then a check the limit must stop
+        return Turn("", [("compile", {"source": "x"})]) if step_of(body) == 1 else \
+            Turn("", [("check", {"source": "def solution(x):\n    return x\n"})])
+
+    result, server, spec = _episode(tmp_path, script, "agent.limits.tool_calls=1")
+    assert result.reason is EndReason.LIMIT_TOOL_CALLS
+    assert "1 of 1 tool calls" in result.detail
+    assert [step_of(b) for b in server.bodies] == [1, 2]
+    bad = json.loads(server.bodies[1]["messages"][-1]["content"])
+    assert "unknown tool 'compile'" in bad["error"]
+    end = EpisodeJournal(spec.journal_path).end()
+    assert end.reason == "limit_tool_calls" and end.final is None and result.tools_run == 0
+
+
+def test_dollar_limit_counts_model_spend(tmp_path):
+    result, server, _ = _episode(tmp_path, lambda b: Turn("thinking", []), "agent.limits.usd=0.0005",
+                                 "model.price_input_per_mtok=100.0")
+    assert result.reason is EndReason.LIMIT_USD and "USD" in result.detail
+    assert len(server.bodies) == 1 and result.usage.model_usd >= 0.0005
+    # A reply without a tool call was nudged (the nudge is part of the next request's prompt).
+
+
+def test_gpu_seconds_limit_counts_tool_device_time(tmp_path):
+    # A check of a module that does not parse: the engine answers parse_error without a process.
+    script = lambda b: Turn("", [("check", {"source": "def solution(x)\n"})])  # noqa: E731
+    result, server, spec = _episode(tmp_path, script, "agent.limits.gpu_s=0.00000001")
+    assert result.reason is EndReason.LIMIT_GPU, result.detail
+    assert "before the next model call" in result.detail  # the model is not asked again
+    assert len(server.bodies) == 1 and result.usage.tool_calls == 1 and result.usage.gpu_s > 0
+    (done,) = [r for r in EpisodeJournal(spec.journal_path).records if r.kind == "tool_result"]
+    assert json.loads(done.content)["failure"] == "parse_error"
+
+
+def test_changed_settings_are_refused_not_mixed(tmp_path):
+    script = lambda b: Turn("", [("check", {"source": "def solution(x)\n"})])  # noqa: E731
+    _episode(tmp_path, script, "agent.limits.tool_calls=1")
+    with pytest.raises(JournalError, match="world_size"):
+        _episode(tmp_path, script, "agent.limits.tool_calls=1", "eval.world_size=1")
+
+
+def test_journal_reads_a_torn_tail_and_refuses_unknown_records(tmp_path):
+    path = tmp_path / "e.jsonl"
+    j = EpisodeJournal(path)
+    j.append(End("submitted", "x"))
+    with open(path, "a") as f:
+        f.write('{"kind": "model", "ste')  # a kill mid-write
+    assert [type(r) for r in EpisodeJournal(path).records] == [End]
+    path.write_text(json.dumps({"version": 1, "kind": "thought", "text": "?"}) + "\n")
+    with pytest.raises(JournalError, match=r"e.jsonl:1: unknown record \(kind 'thought'"):
+        EpisodeJournal(path)
+
+
+def test_redact_removes_paths_variables_and_secrets(monkeypatch):
+    monkeypatch.setenv("SOME_API_KEY", "sk-live-abcdef123456")
+    text = ('Traceback (most recent call last):\n'
+            '  File "/opt/pkb/pkb_ray/engine/worker/rank.py", line 156, in run\n'
+            '    res = run_calls(fn)\n'
+            '  File "/tmp/candidate_rank1.py", line 3, in solution\n'
+            '    raise RuntimeError(os.environ)\n'
+            "RuntimeError: PKB_WORKDIR=/tmp/pkb_sbx_1 key sk-live-abcdef123456 in /root/.cache/x\n")
+    out = redact(text)
+    assert "rank.py" not in out and "run_calls" not in out  # the harness frame is gone
+    assert 'File "candidate_rank1.py", line 3' in out
+    assert "sk-live" not in out and "PKB_" not in out and "/root" not in out and "/tmp" not in out
