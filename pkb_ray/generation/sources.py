@@ -15,17 +15,17 @@ Every property that used to be decided by comparing a model's name (`reference`,
 `source_for(cfg)` finds a model's source: a registered provider, else litellm (which knows
 some 100 providers; a misspelt one fails at the first call with litellm's message).
 
-Registration point: a new kind of candidate (issue 17's tool-using agent, in
-`pkb_ray.agent`) subclasses `CandidateSource` and calls `register_source(...)` when its
-module is imported; `conf/model/<name>.yaml` then selects it with `provider: <its key>`.
-The modules in `PLUGINS` are imported on the first lookup so that the registration runs
-in every process (driver, generation actors), not only where the plugin was imported.
+Registration point: a new kind of candidate (issue 17's tool-using agent, say, as a
+provider of its own) subclasses `CandidateSource` and calls `register_source(...)` when its
+module is imported, and names that module in `PLUGINS` under its provider key;
+`conf/model/<name>.yaml` then selects it with `provider: <key>`. The module is imported on
+the first lookup of its provider, in whichever process looks (driver, generation actors),
+and only then: a plugin's import never slows or breaks the lookup of another provider.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from pkb_ray.config.schema import ModelConfig
     from pkb_ray.problems.spec import Problem
 
-PLUGINS: tuple[str, ...] = ("pkb_ray.agent.source",)
-"""Modules that register further sources when imported; a missing one is skipped."""
+PLUGINS: dict[str, str] = {}
+"""Provider -> the module that registers its source when imported (e.g. `{"agent":
+"pkb_ray.agent.source"}`); none ships yet."""
 
 RETIRED: dict[str, str] = {
     "pseudo": "provider `pseudo` was split in two: use `provider: reference` (the problem's "
@@ -114,7 +115,6 @@ LITELLM = CandidateSource(provider="litellm")
 """Every provider not registered below: litellm's own (openai, anthropic, gemini, ...)."""
 
 _REGISTRY: dict[str, CandidateSource] = {}
-_plugins_loaded = False
 
 
 def register_source(source: CandidateSource, *, replace: bool = False) -> CandidateSource:
@@ -134,27 +134,19 @@ register_source(ExpertSource("expert", calls_api=False, needs_api_key=False, dev
                              what="expert solution"))
 
 
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for name in PLUGINS:
-        if importlib.util.find_spec(name.rsplit(".", 1)[0]) is not None \
-                and importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
-
-
 def source_for(cfg_or_provider: ModelConfig | str) -> CandidateSource:
     """The candidate source of a model config (or of a provider name)."""
     provider = cfg_or_provider if isinstance(cfg_or_provider, str) else cfg_or_provider.provider
     if provider in RETIRED:
         raise UnknownSourceError(RETIRED[provider])
-    _load_plugins()
+    if provider not in _REGISTRY and provider in PLUGINS:
+        importlib.import_module(PLUGINS[provider])
+        if provider not in _REGISTRY:
+            raise UnknownSourceError(f"provider {provider!r}: {PLUGINS[provider]} registered no source")
     return _REGISTRY.get(provider, LITELLM)
 
 
 def registered_providers() -> list[str]:
-    """Providers with a source of their own (litellm's are not listed)."""
-    _load_plugins()
-    return sorted(_REGISTRY)
+    """Providers with a source of their own (litellm's are not listed; plugins not yet
+    imported are)."""
+    return sorted(set(_REGISTRY) | set(PLUGINS))

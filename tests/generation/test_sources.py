@@ -59,21 +59,26 @@ def test_the_retired_pseudo_provider_fails_naming_file_and_replacement(tmp_path)
     assert "provider: expert" in check_model_config(ModelConfig(name="old", provider="pseudo"))
 
 
-def test_a_new_source_registers_under_its_provider(tmp_path, monkeypatch):
-    # how issue 17's tool agent plugs in: a subclass, registered under its provider key
+def test_a_plugin_source_registers_under_its_provider_on_first_lookup(tmp_path, monkeypatch):
+    # how a new source (issue 17's tool agent, say) plugs in: a module named in PLUGINS
+    # that registers a CandidateSource subclass when imported
+    import sys
+
     monkeypatch.setattr(sources, "_REGISTRY", dict(sources._REGISTRY))
-
-    class Canned(CandidateSource):
-        def serve(self, problem):
-            return "def solution(x):\n    return x\n"
-
-    register_source(Canned("canned", calls_api=False, what="canned answer"))
-    with pytest.raises(ValueError, match="registered already"):
-        register_source(Canned("canned", calls_api=False))
+    monkeypatch.setattr(sources, "PLUGINS", {"canned": "tests.generation.canned_source"})
+    monkeypatch.delitem(sys.modules, "tests.generation.canned_source", raising=False)
+    assert "tests.generation.canned_source" not in sys.modules
+    assert source_for("openai") is sources.LITELLM  # other lookups never import the plugin
+    assert "tests.generation.canned_source" not in sys.modules
     (tmp_path / "canned.yaml").write_text("name: canned\nprovider: canned\n")
     (tmp_path / "gpt.yaml").write_text("name: gpt\nprovider: openai\nmodel_id: openai/gpt-5\n")
-    assert api_model_names(tmp_path) == ["gpt"]  # models=all: only sources that call an API
     assert source_for(load_model_config("canned", conf_dir=tmp_path)).serve(None).startswith("def")
+    assert api_model_names(tmp_path) == ["gpt"]  # models=all: only sources that call an API
+    with pytest.raises(ValueError, match="registered already"):
+        register_source(CandidateSource("canned"))
+    monkeypatch.setattr(sources, "PLUGINS", {"broken": "json"})  # imports, registers nothing
+    with pytest.raises(sources.UnknownSourceError, match="registered no source"):
+        source_for("broken")
 
 
 # -- no name checks -------------------------------------------------------------------------
