@@ -29,6 +29,8 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from omegaconf import MISSING
+
 if TYPE_CHECKING:
     from pkb_ray.config.schema import ModelConfig
     from pkb_ray.problems.spec import Problem
@@ -139,6 +141,9 @@ def source_for(cfg_or_provider: ModelConfig | str) -> CandidateSource:
     provider = cfg_or_provider if isinstance(cfg_or_provider, str) else cfg_or_provider.provider
     if provider in RETIRED:
         raise UnknownSourceError(RETIRED[provider])
+    if not provider or provider == MISSING:
+        raise UnknownSourceError("no provider set: name one (`reference`, `expert`, "
+                                 "`openai_compatible` or a litellm provider such as `openai`)")
     if provider not in _REGISTRY and provider in PLUGINS:
         importlib.import_module(PLUGINS[provider])
         if provider not in _REGISTRY:

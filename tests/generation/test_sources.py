@@ -57,6 +57,7 @@ def test_the_retired_pseudo_provider_fails_naming_file_and_replacement(tmp_path)
         load_model_config("old", conf_dir=tmp_path)
     assert "old.yaml" in str(e.value) and "provider: reference" in str(e.value)
     assert "provider: expert" in check_model_config(ModelConfig(name="old", provider="pseudo"))
+    assert "no provider set" in check_model_config(ModelConfig(name="bare"))
 
 
 def test_a_plugin_source_registers_under_its_provider_on_first_lookup(tmp_path, monkeypatch):
