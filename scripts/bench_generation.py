@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from pkb_ray.config.schema import ModelConfig  # noqa: E402
 from pkb_ray.generation.client import litellm_module  # noqa: E402
-from pkb_ray.generation.local_server import Reply, ScriptedServer  # noqa: E402
+from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 
 class ServerProcess:
@@ -35,7 +35,7 @@ class ServerProcess:
         import subprocess
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pkb_ray.generation.local_server", "--delay-s", str(delay_s)],
+            [sys.executable, "-m", "tests.scripted_server", "--delay-s", str(delay_s)],
             stdout=subprocess.PIPE, text=True, cwd=REPO)
         line = self.proc.stdout.readline().split()
         assert line and line[0] == "PORT", line
@@ -94,7 +94,7 @@ def main() -> int:
               else InProcessServer(default=Reply(delay_s=args.delay_s)))
     with server as srv, \
             tempfile.TemporaryDirectory() as cache_dir:
-        cfg = ModelConfig(name="bench", provider="openai", model_id="bench", api_base=srv.url,
+        cfg = ModelConfig(name="bench", provider="openai_compatible", model_id="bench", api_base=srv.url,
                           max_concurrency=args.concurrency, max_retries=0,
                           request_timeout_s=60.0, price_input_per_mtok=1.0,
                           price_output_per_mtok=4.0)

@@ -35,6 +35,7 @@ import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 PROBLEMS = ["allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast"]
 # Variants that force the code paths meant for larger worlds, so that they get
 # tested on 2 GPUs too: (problem, variant name, module attribute, value).
@@ -421,7 +422,7 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=420.0, help="kill the ranks after this many seconds")
     opts = ap.parse_args(argv)
     os.environ.update(SAFE_ENV)
-    import torch.multiprocessing as mp
+    from pkb_ray.engine.launcher import run_ranks
 
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -430,19 +431,8 @@ def main(argv=None) -> int:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     t0 = time.time()
-    ctx = mp.start_processes(_worker, args=(opts.world_size, port, opts, str(result_path)),
-                             nprocs=opts.world_size, join=False, start_method="spawn")
-    status = "ok"
-    try:
-        while not ctx.join(timeout=5):
-            if time.time() - t0 > opts.timeout:
-                status = f"timeout after {opts.timeout:.0f} s (ranks killed)"
-                for p in ctx.processes:
-                    if p.is_alive():
-                        p.kill()
-                break
-    except Exception as exc:
-        status = f"rank failure: {exc}"
+    group = run_ranks(_worker, opts.world_size, (port, opts, str(result_path)), timeout_s=opts.timeout)
+    status = "ok" if group.ok else group.why()
     command = "python " + " ".join([os.path.relpath(__file__, REPO)] + (argv if argv is not None else sys.argv[1:]))
     result = json.loads(result_path.read_text()) if result_path.exists() else {"rows": [], "world_size": opts.world_size,
                                                                                 "torch": "?", "nccl": "?", "gpu": "?"}

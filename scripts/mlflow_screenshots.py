@@ -97,7 +97,7 @@ BROKEN = {
 
 
 def _scripted_answer(body: dict):
-    from pkb_ray.generation.local_server import Reply
+    from tests.scripted_server import Reply
 
     text = body["messages"][-1]["content"]
     for pid, code in BROKEN.items():
@@ -109,7 +109,7 @@ def _scripted_answer(body: dict):
 def run_cpu_sweep(workdir: Path) -> Path:
     """Two invocations into one sweep `cpu_compare`: the reference (correct, CPU timings) and
     a scripted OpenAI-compatible model whose answers fail in different classes."""
-    from pkb_ray.generation.local_server import ScriptedServer
+    from tests.scripted_server import ScriptedServer
 
     workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")

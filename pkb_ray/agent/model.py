@@ -1,6 +1,6 @@
 """Model calls with tools, through kernels_cache: a step already answered is never requested again.
 
-The key is generation/cache.py's `cache_key` with the step as the turn and, as the prompt
+The key is generation/kernels_cache.py's `cache_key` with the step as the turn and, as the prompt
 hash, the sha256 of everything sent: the whole conversation (tool calls and tool results
 included), the tool schemas and the protocol version. A resumed episode rebuilds the same
 conversation from the cache and the journal, so every answered step is a cache hit.
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pkb_ray.config.schema import ModelConfig
-from pkb_ray.generation.cache import KernelsCache, cache_key
+from pkb_ray.generation.kernels_cache import KernelsCache, cache_key
 from pkb_ray.generation.client import CallResult, ModelClient
 from pkb_ray.generation.models import sampling_params
 from pkb_ray.records import FailureClass

@@ -20,8 +20,9 @@ class ModelConfig:
 
     name: str = MISSING
     """Short name used in cell ids and MLflow, e.g. `opus47`; equals the YAML file's stem."""
-    provider: str = "pseudo"
-    """`pseudo` (reference / expert), or a litellm provider: openai, anthropic, gemini, xai, ..."""
+    provider: str = MISSING
+    """Its candidate source (pkb_ray/generation/sources.py): `reference`, `expert`,
+    `openai_compatible`, or a litellm provider: openai, anthropic, gemini, xai, ..."""
     model_id: str = ""
     """The litellm model id, e.g. `anthropic/claude-opus-4-7`. Empty for pseudo-models."""
     api_base: Optional[str] = None
@@ -154,7 +155,8 @@ class EvalConfig:
     trials: int = 5
     """Correctness trials, each with fresh random inputs (different seeds)."""
     guard: bool = True
-    """NCCL-free guard while the candidate runs. Forced off for model=reference."""
+    """NCCL-free guard while the candidate runs. Off for sources that say so (`reference`:
+    its candidates use collectives by definition; generation/sources.py)."""
     time_candidates: bool = True
     timing: TimingConfig = field(default_factory=TimingConfig)
     timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
-from pkb_ray.config.schema import RootConfig
+from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.config.validate import ConfigError
 
-PSEUDO_SELF_CHECK = "reference"
+SELF_CHECK_MODEL = "reference"
+"""The model a CPU self-check evaluates (conf/model/reference.yaml)."""
 
 
 @dataclass
@@ -32,7 +34,29 @@ def gpu_node_count(nodes: list[dict], world_size: int) -> int:
     )
 
 
-def decide_device(cfg: RootConfig, models: list[str], nodes: list[dict]) -> DeviceDecision:
+def _as_config(model: ModelConfig | str) -> ModelConfig:
+    """A model config; a name (what the driver passes today) is read from conf/model, where
+    only `provider` and `devices` matter here (a template's `???` values may stay unset)."""
+    if isinstance(model, ModelConfig):
+        return model
+    from pkb_ray.generation.models import model_summary
+
+    s = model_summary(model)
+    return ModelConfig(name=model, provider=s["provider"], devices=list(s["devices"]))
+
+
+def needs_gpus(models: Sequence[ModelConfig]) -> bool:
+    """True when no model can run on CPU and none calls an API (nothing is spent by
+    evaluating the self-check instead): the shipped expert solutions, for one."""
+    from pkb_ray.generation.sources import source_for
+
+    sources = [(source_for(m), m) for m in models]
+    return bool(sources) and all(not src.calls_api and "cpu" not in src.runs_on(m) for src, m in sources)
+
+
+def decide_device(cfg: RootConfig, models: Sequence[ModelConfig | str], nodes: list[dict]) -> DeviceDecision:
+    """`models`: the sweep's model configs (or their names in conf/model)."""
+    configs = [_as_config(m) for m in models]
     n_gpu_nodes = gpu_node_count(nodes, cfg.eval.world_size)
     device = cfg.eval.device
     notice = None
@@ -40,10 +64,10 @@ def decide_device(cfg: RootConfig, models: list[str], nodes: list[dict]) -> Devi
     if device == "auto":
         if n_gpu_nodes:
             device = "cuda"
-        elif models == ["expert"]:
-            # The default sweep on a machine without GPUs: the expert solutions are CUDA
-            # and cannot run here, so check the whole pipeline on CPU instead of failing.
-            device, replaced = "cpu", [PSEUDO_SELF_CHECK]
+        elif needs_gpus(configs):
+            # The default sweep (model=expert) on a machine without GPUs: its candidates are
+            # CUDA and cannot run here, so check the whole pipeline on CPU instead of failing.
+            device, replaced = "cpu", [SELF_CHECK_MODEL]
             notice = (
                 f"GPU evaluation needs GPU nodes: this Ray cluster has no node with "
                 f">= {cfg.eval.world_size} GPUs (eval.world_size).\n"
@@ -55,7 +79,7 @@ def decide_device(cfg: RootConfig, models: list[str], nodes: list[dict]) -> Devi
         else:
             raise ConfigError(
                 f"eval.device=auto found no Ray node with >= {cfg.eval.world_size} GPUs, and "
-                f"{', '.join(models)} write CUDA candidates that need GPUs.\n"
+                f"{', '.join(m.name for m in configs)} write CUDA candidates that need GPUs.\n"
                 "Point cluster.address at a GPU cluster, or set eval.device=cpu to evaluate "
                 "on CPU anyway (CUDA candidates will then fail)."
             )

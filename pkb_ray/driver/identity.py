@@ -88,11 +88,12 @@ def cell_identity(sweep: dict[str, str], model: ModelConfig, problem_version: st
     `prompt_hash`: the first prompt's hash, for API models. `candidate_source`: what a
     pseudo-model serves (the reference, or the expert solution, which is not part of the
     problem's version). `agent`: (turns, target_speedup) in agent mode."""
-    from pkb_ray.generation.models import is_pseudo, sampling_params
+    from pkb_ray.generation.models import sampling_params
+    from pkb_ray.generation.sources import source_for
 
     identity = dict(sweep)
     identity["problem_version"] = problem_version
-    if is_pseudo(model):
+    if not source_for(model).calls_api:
         identity["candidate_sha"] = sha16(candidate_source or "")
     else:
         identity["prompt_hash"] = prompt_hash or ""

@@ -31,19 +31,25 @@ def pending_cells(cells: list[CellKey], done_ids: set[str]) -> list[CellKey]:
     return [c for c in cells if c.cell_id not in done_ids]
 
 
-def without_missing_experts(cells: list[CellKey], has_expert: dict[str, bool]) -> list[CellKey]:
-    """The `expert` pseudo-model only where a problem ships an expert solution: a problem
-    without one is not a failure of the experts, and would drag their pass@k down."""
-    return [c for c in cells if c.model != "expert" or has_expert.get(c.problem, False)]
+def with_candidates(cells: list[CellKey], has_candidate: dict[tuple[str, str], bool]) -> list[CellKey]:
+    """Only cells whose model can have a candidate for the problem (its source says:
+    `expert` only where a problem ships an expert solution). A problem without one is not
+    a failure of that model, and would drag its pass@k down."""
+    return [c for c in cells if has_candidate.get((c.model, c.problem), True)]
 
 
 def device_refusals(models: list[ModelConfig], device: str) -> list[str]:
     """Why each model that cannot run on `device` is refused (its `devices` list)."""
-    return [
-        f"model {m.name} runs on {', '.join(m.devices)} only (`devices` in conf/model/{m.name}.yaml) "
-        f"and this sweep evaluates on {device}"
-        for m in models if device not in m.devices
-    ]
+    from pkb_ray.generation.sources import source_for
+
+    refusals = []
+    for m in models:
+        runs_on = source_for(m).runs_on(m)
+        if device not in runs_on:
+            refusals.append(f"model {m.name} runs on {', '.join(runs_on) or 'no device'} only "
+                            f"(`devices` in conf/model/{m.name}.yaml, and its provider "
+                            f"{m.provider!r}) and this sweep evaluates on {device}")
+    return refusals
 
 
 def prompt_hashes(problems: dict[str, Problem], context: EvalContext) -> dict[str, str]:
@@ -63,7 +69,7 @@ class SweepPlan:
     attempts: int
     sweep_settings: dict[str, str]
     notes: list[str] = field(default_factory=list)
-    """Said before the header (e.g. which problems ship an expert solution)."""
+    """Said before the header (e.g. how many problems have an expert solution)."""
 
     def planned_ids(self) -> dict[str, str]:
         """cell id -> the record id this invocation records it under."""
@@ -74,7 +80,8 @@ class SweepPlan:
 
     def size_text(self) -> str:
         """`N cells = M models x P problems x A attempts`, or per model when models cover
-        different problems (`expert` covers only problems with an expert solution)."""
+        different problems (a model's source may lack a candidate for some: `expert` covers
+        only problems with an expert solution)."""
         counts = self.problems_per_model
         total = len(self.cells)
         attempts = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
@@ -90,24 +97,28 @@ class SweepPlan:
 
 def build_plan(cfg: RootConfig, models: list[ModelConfig], problems: dict[str, Problem],
                sweep: dict[str, str], context: EvalContext) -> SweepPlan:
-    from pkb_ray.generation.models import is_pseudo
+    from pkb_ray.generation.sources import source_for
 
     keys = plan_cells([m.name for m in models], list(problems), cfg.attempts, cfg.mode.name)
-    has_expert = {pid: p.expert_source is not None for pid, p in problems.items()}
+    sources = {m.name: source_for(m) for m in models}
+    has_candidate = {(name, pid): src.has_candidate(p)
+                     for name, src in sources.items() for pid, p in problems.items()}
     notes = []
-    kept = without_missing_experts(keys, has_expert)
-    if len(kept) < len(keys):
-        notes.append(f"model expert: {sum(has_expert.values())} of {len(has_expert)} problems ship "
-                     "an expert solution; only those are evaluated")
-    hashes = prompt_hashes(problems, context) if any(not is_pseudo(m) for m in models) else {}
+    for name, src in sources.items():
+        n = sum(has_candidate[(name, pid)] for pid in problems)
+        if n < len(problems):
+            notes.append(f"model {name}: {n} of {len(problems)} problems have a candidate "
+                         f"({src.what}); only those are evaluated")
+    kept = with_candidates(keys, has_candidate)
+    api = any(src.calls_api for src in sources.values())
+    hashes = prompt_hashes(problems, context) if api else {}
     agent = (cfg.mode.turns, cfg.mode.target_speedup) if cfg.mode.name == "agent" else None
     by_name = {m.name: m for m in models}
     cells = []
     for key in kept:
         model, problem = by_name[key.model], problems[key.problem]
-        served = problem.reference_source if model.name == "reference" else problem.expert_source
         identity = cell_identity(sweep, model, problem.spec.version, hashes.get(key.problem),
-                                 served, agent)
+                                 sources[key.model].serve(problem), agent)
         cells.append(CellState(key, identity=identity))
     per_model = {m.name: sum(1 for k in kept if k.model == m.name and k.attempt == 1) for m in models}
     return SweepPlan(cells, per_model, cfg.attempts, sweep, notes)

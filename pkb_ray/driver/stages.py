@@ -107,23 +107,17 @@ class RayStages:
         )
 
     def eval_request(self, state: CellState) -> EvalRequest:
-        ev = self.cfg.eval
-        is_reference = state.key.model == "reference"
-        return EvalRequest(
+        from pkb_ray.generation.sources import source_for
+
+        return EvalRequest.from_config(
+            self.cfg.eval,
             problem_id=state.key.problem,
             problems_source=self.cfg.problems.source,
             candidate_source=state.current.generation.candidate_source or "",
-            world_size=ev.world_size,
             device=self.device,
             size=self.size,
-            trials=ev.trials,
-            # The reference uses collectives by definition: its self-check runs unguarded.
-            guard=ev.guard and not is_reference,
-            time_candidate=ev.time_candidates,
-            timing=ev.timing,
-            timeouts=ev.timeouts,
-            cache_dir=ev.cache_dir,
-            torch_cuda_arch_list=ev.torch_cuda_arch_list,
+            # The model's candidate source says whether its candidates run guarded.
+            guard=source_for(self.models[state.key.model]).guard,
             cell_id=state.key.cell_id,
         )
 

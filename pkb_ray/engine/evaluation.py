@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pkb_ray.engine import cache, hardware, nccl_stub, roofline, sandbox, static_check, verdict
+from pkb_ray.engine import hardware, nccl_stub, reference_timings, roofline, sandbox, static_check, verdict
 from pkb_ray.engine.env import rank_env
 from pkb_ray.engine.node import JudgeNode, NodeSpec
 from pkb_ray.engine.build import BuildResult
@@ -161,8 +161,8 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
                candidate_source=req.candidate_source, size=req.size, trials=req.trials, guard=req.guard,
                time_candidate=req.time_candidate, timing=dataclasses.asdict(req.timing),
                timeouts=dataclasses.asdict(req.timeouts), transport=transport, cache_dir=cache_dir,
-               reference_key=cache.reference_key(problem.id, problem.spec.version, req.world_size, req.size,
-                                                 req.device, fp, HARNESS_VERSION),
+               reference_key=reference_timings.reference_key(problem.id, problem.spec.version, req.world_size,
+                                                             req.size, req.device, fp, HARNESS_VERSION),
                # Code that makes its own streams could wait on copy-engine work from the host
                # while the gate holds the SMs: its calls are not held behind the gate.
                gate_candidate=static_check.FLAG_STREAM not in result.flags)
@@ -193,7 +193,7 @@ def _remember_reference_time(cache_dir: str, key: str, req: EvalRequest, result:
     """The reference's median from this (interleaved) evaluation, for whoever wants a
     reference time without timing it (reports, launch-bound checks). Never read back into
     a speedup: every speedup comes from its own interleaved samples."""
-    cache.write_json(cache.timing_path(cache_dir, key, req.timing),
+    reference_timings.write_json(reference_timings.timing_path(cache_dir, key, req.timing),
                      {"median_ms": result.reference_ms, "harness_version": HARNESS_VERSION,
                       "written_at": time.time()})
 

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
-from pkb_ray.config.schema import SandboxConfig, TimeoutConfig, TimingConfig
+from pkb_ray.config.schema import EvalConfig, SandboxConfig, TimeoutConfig, TimingConfig
+
+_DEFAULTS = EvalConfig()
+"""The evaluation settings' defaults live in EvalConfig only; a request made without a
+config (pkb eval, the benchmarks, tests) gets the same ones."""
+
+RENAMED = {"time_candidates": "time_candidate"}
+"""EvalConfig field -> EvalRequest field, where the names differ. `eval.time_candidates`
+is part of every recorded cell's identity (renaming it would refuse every sweep made
+before); `time_candidate` is what the engine's callers send."""
+
+PER_CELL = ("device", "size")
+"""EvalConfig fields the driver resolves before they reach a request (`auto` -> cuda/cpu,
+small/bench): from_config takes them as arguments."""
 
 
 @dataclass
@@ -20,16 +34,31 @@ class EvalRequest:
     """cpu | cuda."""
     size: str
     """small | bench."""
-    trials: int = 5
-    guard: bool = True
-    """NCCL-free guard on while the candidate runs (off only for model=reference)."""
-    time_candidate: bool = True
+    trials: int = _DEFAULTS.trials
+    guard: bool = _DEFAULTS.guard
+    """NCCL-free guard on while the candidate runs (off where the candidate source says so:
+    the reference's candidates use collectives by definition)."""
+    time_candidate: bool = _DEFAULTS.time_candidates
     timing: TimingConfig = field(default_factory=TimingConfig)
     timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)
-    cache_dir: str = "~/.cache/pkb_ray"
-    torch_cuda_arch_list: str = "9.0"
+    cache_dir: str = _DEFAULTS.cache_dir
+    torch_cuda_arch_list: str = _DEFAULTS.torch_cuda_arch_list
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
-    transport: str = "auto"
+    transport: str = _DEFAULTS.transport
     """auto | cuda | host: how inputs and outputs cross the judge/worker boundary."""
     cell_id: str = ""
     """For logs only."""
+
+    @classmethod
+    def from_config(cls, ev: EvalConfig, *, problem_id: str, problems_source: str,
+                    candidate_source: str, device: str, size: str, guard: bool = True,
+                    cell_id: str = "") -> EvalRequest:
+        """The request for one candidate under the sweep's `eval` settings: every EvalConfig
+        field is carried (under its RENAMED name) except the PER_CELL ones, given here as
+        resolved. `guard=False` turns the guard off whatever `eval.guard` says."""
+        carried = {RENAMED.get(f.name, f.name): getattr(ev, f.name)
+                   for f in dataclasses.fields(EvalConfig) if f.name not in PER_CELL}
+        carried["guard"] = carried["guard"] and guard
+        return cls(problem_id=problem_id, problems_source=problems_source,
+                   candidate_source=candidate_source, device=device, size=size,
+                   cell_id=cell_id, **carried)

@@ -2,9 +2,10 @@
 
 The driver uses `resolve_models`, `missing_api_key`, `check_model_config` and runs one
 `GenerationService` per model as a Ray async actor; `KernelsCache` is the store it reads.
+`source_for(cfg)` says where a model's candidates come from and what follows (sources.py).
 """
 
-from pkb_ray.generation.cache import KernelsCache, cache_key, is_cacheable
+from pkb_ray.generation.kernels_cache import KernelsCache, cache_key, is_cacheable
 from pkb_ray.generation.client import CallResult, ModelClient, classify_exception, parse_retry_after
 from pkb_ray.generation.extract import extract_candidate
 from pkb_ray.generation.models import (
@@ -28,11 +29,13 @@ from pkb_ray.generation.prompt import (
     messages_hash,
 )
 from pkb_ray.generation.service import GenerationService
+from pkb_ray.generation.sources import CandidateSource, register_source, source_for
 
 __all__ = [
     "MODEL_CONF_DIR",
     "PROMPT_VERSION",
     "CallResult",
+    "CandidateSource",
     "EvalContext",
     "GenerationService",
     "KernelsCache",
@@ -53,6 +56,8 @@ __all__ = [
     "messages_hash",
     "missing_api_key",
     "parse_retry_after",
+    "register_source",
     "resolve_models",
     "sampling_params",
+    "source_for",
 ]

@@ -39,6 +39,7 @@ def _models_list(args: argparse.Namespace) -> int:
     import os
 
     from pkb_ray.generation.models import api_model_names, list_model_names, model_summary
+    from pkb_ray.generation.sources import source_for
 
     api = set(api_model_names())
     rows = []
@@ -60,8 +61,9 @@ def _models_list(args: argparse.Namespace) -> int:
         pin, pout = s.get("price_input_per_mtok"), s.get("price_output_per_mtok")
         price = lambda p: "-" if p is None else f"{p:.2f}"  # noqa: E731
         mid = s.get("model_id") or "-"
-        if s["provider"] == "pseudo":
-            mid = "(pseudo-model, no API)"
+        source = source_for(s["provider"])
+        if not source.calls_api:
+            mid = f"({source.what}, no API)"
         key = s.get("api_key_env")
         key = f"{key} ({'set' if s['key_set'] else 'NOT SET'})" if key else "-"
         print(f"{s['name']:26} {s['provider']:13} {mid:52} {s['max_concurrency']:>4} "
@@ -69,7 +71,7 @@ def _models_list(args: argparse.Namespace) -> int:
               f"{price(pin):>7} {price(pout):>7}  {key}")
     ready = sum(1 for s in rows if s["in_all"] and s["key_set"])
     print(f"{len(rows)} configs; models=all = {len(api)} API models "
-          f"(not the pseudo-models or the openai_compatible template), {ready} of them with "
+          f"(not reference or expert, which call no API, nor the openai_compatible template), {ready} of them with "
           "their key set (a model without its key is skipped)")
     return 0
 

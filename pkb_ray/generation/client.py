@@ -77,11 +77,12 @@ class CallResult:
 
 
 def litellm_model_name(cfg: ModelConfig) -> str:
-    """The id litellm routes on. An OpenAI-compatible endpoint's bare model name (which
-    may hold a slash, `Qwen/Qwen3-8B`) goes through litellm's OpenAI path."""
-    if cfg.api_base and cfg.provider == "openai" and not cfg.model_id.startswith("openai/"):
-        return f"openai/{cfg.model_id}"
-    return cfg.model_id
+    """The id litellm routes on, as the model's candidate source spells it (an
+    OpenAI-compatible endpoint's bare model name, which may hold a slash, `Qwen/Qwen3-8B`,
+    goes through litellm's OpenAI path)."""
+    from .sources import source_for
+
+    return source_for(cfg).litellm_model(cfg)
 
 
 def classify_exception(e: BaseException) -> tuple[FailureClass, bool]:

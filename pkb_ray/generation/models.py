@@ -1,8 +1,8 @@
 """Model configs: `conf/model/<name>.yaml` merged into the typed `ModelConfig`.
 
-`models=all` means every config that names a real API model: not the pseudo-models
-(`reference`, `expert`, which need no API) and not templates whose `model_id` or
-`api_base` must come from the command line (`openai_compatible`).
+`models=all` means every config whose candidate source calls an API (sources.py): not
+`reference` or `expert`, which need none, and not templates whose `model_id` or `api_base`
+must come from the command line (`openai_compatible`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import ConfigKeyError, ValidationError
+from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, ValidationError
 
 from pkb_ray.config.schema import ModelConfig
 from pkb_ray.config.store import CONF_DIR
 
+from .sources import UnknownSourceError, source_for
+
 MODEL_CONF_DIR = CONF_DIR / "model"
-PSEUDO_PROVIDER = "pseudo"
 ALL = "all"
 
 
@@ -67,7 +68,14 @@ def load_model_config(
             f"{path}: {', '.join(unset)} not set; pass "
             + " ".join(f"model.{k}=..." for k in unset) + " on the command line"
         )
-    return OmegaConf.to_object(merged)  # type: ignore[return-value]
+    try:
+        cfg: ModelConfig = OmegaConf.to_object(merged)  # type: ignore[assignment]
+        source_for(cfg)
+    except MissingMandatoryValue as e:
+        raise ModelConfigError(f"{path}: {e.full_key or e} not set") from None
+    except UnknownSourceError as e:
+        raise ModelConfigError(f"{path}: {e}") from None
+    return cfg
 
 
 def as_model_config(node: Any) -> ModelConfig:
@@ -95,7 +103,8 @@ def sampling_params(cfg: ModelConfig) -> dict[str, Any]:
 
 
 def is_pseudo(cfg: ModelConfig) -> bool:
-    return cfg.provider == PSEUDO_PROVIDER
+    """True for a model that calls no API (its source serves the candidate)."""
+    return not source_for(cfg).calls_api
 
 
 def _template_keys(path: Path) -> list[str]:
@@ -114,7 +123,7 @@ def api_model_names(conf_dir: Path = MODEL_CONF_DIR) -> list[str]:
     for name in list_model_names(conf_dir):
         if _is_template(name, conf_dir):
             continue
-        if load_model_config(name, conf_dir=conf_dir).provider == PSEUDO_PROVIDER:
+        if not source_for(load_model_config(name, conf_dir=conf_dir)).calls_api:
             continue
         out.append(name)
     return out
@@ -150,9 +159,9 @@ def _unknown_message(unknown: list[str], known: list[str], conf_dir: Path) -> st
 def missing_api_key(cfg: ModelConfig) -> str | None:
     """The environment variable this model needs when it is unset or empty, else None.
 
-    None for pseudo-models and endpoints without a key (api_key_env unset). Reads only
-    whether the variable is set; the key's value is never returned or logged."""
-    if is_pseudo(cfg) or not cfg.api_key_env:
+    None for sources that call no API and endpoints without a key (api_key_env unset).
+    Reads only whether the variable is set; the key's value is never returned or logged."""
+    if not source_for(cfg).needs_api_key or not cfg.api_key_env:
         return None
     return None if os.environ.get(cfg.api_key_env) else cfg.api_key_env
 
@@ -160,12 +169,16 @@ def missing_api_key(cfg: ModelConfig) -> str | None:
 def check_model_config(cfg: ModelConfig) -> str | None:
     """Why this config cannot make a call, or None. Hydra's merge turns a template's `???`
     into the schema default (`""` / None), so a missing command-line value shows up here."""
-    if is_pseudo(cfg):
+    try:
+        source = source_for(cfg)
+    except UnknownSourceError as e:
+        return f"model {cfg.name!r}: {e}"
+    if not source.calls_api:
         return None
     unset = []
     if not cfg.model_id:
         unset.append("model.model_id")
-    if cfg.name == "openai_compatible" and not cfg.api_base:
+    if source.needs_api_base and not cfg.api_base:
         unset.append("model.api_base")
     if unset:
         return f"model {cfg.name!r}: {', '.join(unset)} not set; pass " + " ".join(

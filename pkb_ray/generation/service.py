@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pkb_ray.config.schema import ModelConfig
 from pkb_ray.records import FailureClass, Generation
 
-from .cache import KernelsCache, cache_key, is_cacheable
+from .kernels_cache import KernelsCache, cache_key, is_cacheable
 from .client import CallResult, ModelClient
 from .extract import extract_candidate
-from .models import as_model_config, check_model_config, is_pseudo
-from .models import sampling_params
+from .models import as_model_config, check_model_config, sampling_params
 from .prompt import PROMPT_VERSION, EvalContext, Prompt, build_prompt, messages_hash
+from .sources import CandidateSource, source_for
 
 if TYPE_CHECKING:
     from pkb_ray.problems.spec import Problem
@@ -98,12 +98,13 @@ class GenerationService:
         user feedback, `{"role", "content"}` dicts, oldest first); the cache key hashes the
         whole conversation, so turn N is requested at most once per conversation."""
         base = Generation(model=self.cfg.name, problem=problem_id, attempt=attempt, turn=turn)
-        if is_pseudo(self.cfg):
-            return self._pseudo(base)
         bad = check_model_config(self.cfg)
         if bad:
             base.failure, base.message = FailureClass.BAD_REQUEST, bad
             return base
+        source = source_for(self.cfg)
+        if not source.calls_api:
+            return self._serve(base, source)
         try:
             prompt = self.prompt(problem_id, hardware)
             problem = self.problem(problem_id)
@@ -168,20 +169,18 @@ class GenerationService:
                 secret_env=self.cfg.api_key_env)
         return gen
 
-    def _pseudo(self, gen: Generation) -> Generation:
+    def _serve(self, gen: Generation, source: CandidateSource) -> Generation:
+        """A source that calls no API hands over the candidate it has, if any."""
         try:
             problem = self.problem(gen.problem)
         except Exception as e:  # noqa: BLE001
             gen.failure = FailureClass.HARNESS_ERROR
             gen.message = f"problem {gen.problem!r} did not load: {type(e).__name__}: {e}"
             return gen
-        if self.cfg.name == "reference":
-            gen.candidate_source = problem.reference_source
-        elif problem.expert_source:
-            gen.candidate_source = problem.expert_source
-        else:
+        gen.candidate_source = source.serve(problem)
+        if gen.candidate_source is None:
             gen.failure = FailureClass.NO_CANDIDATE
-            gen.message = f"{self.cfg.name}: problem {gen.problem!r} has no expert solution"
+            gen.message = f"{self.cfg.name}: problem {gen.problem!r} has no {source.what}"
         return gen
 
 

@@ -8,21 +8,20 @@ and the rest stay silent for `grace_s`, or a problem overruns its time), kills t
 marks that problem failed and starts a fresh group for the problems after it.
 
 Used by `pkb problems check` (task: check.check_one) and by tests/problems/test_semantics.py
-(task: the outputs, compared with each problem's truth.py).
+(task: the outputs, compared with each problem's truth.py). The processes are started by
+the harness's one rank launcher (engine/launcher.py); ranks report on their own pipes.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import queue as queue_mod
 import socket
 import time
-import traceback
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Callable
 
+from pkb_ray.engine.launcher import RankExited, RankFailed, RankGroup, RankSent, describe, send
 from pkb_ray.problems.memory import ProblemTooLarge
 
 Task = Callable[[Any, int, int], Any]
@@ -41,6 +40,24 @@ class RankReport:
     arrival: int
     """Order of arrival among the problem's reports: the first failure is the cause; later
     ones are often peers seeing "connection closed" after the failing rank stopped."""
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A rank's word on one problem (sent to the parent)."""
+
+    problem: str
+    ok: bool
+    payload: Any
+    error: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _StartFailed:
+    """The rank never reached the first problem (gloo init, loading)."""
+
+    text: str
 
 
 @dataclass
@@ -82,41 +99,37 @@ def _free_port() -> int:
 def _run_group(world_size: int, source: str, ids: list[str], task: Task, problem_timeout_s: float,
                grace_s: float) -> dict[str, ProblemRun]:
     """One group of rank processes over `ids`; returns the runs it reached (a prefix)."""
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    port = _free_port()
-    procs = [ctx.Process(target=_rank_main, args=(r, world_size, port, source, ids, task, q), daemon=True)
-             for r in range(world_size)]
-    for p in procs:
-        p.start()
     runs: dict[str, ProblemRun] = {}
     reports: dict[str, dict[int, RankReport]] = {}
+    exited: dict[int, int | None] = {}
+    raised: dict[int, str] = {}
     idx = 0  # the problem the group is working on
     # start-up (spawn + torch import + gloo init) gets its own allowance on a loaded 2-core box
     deadline = time.monotonic() + problem_timeout_s + 60
     first_error_at: float | None = None
-    try:
+    with RankGroup(_rank_main, world_size, (_free_port(), source, ids, task)) as group:
         while idx < len(ids):
             pid = ids[idx]
-            try:
-                msg = q.get(timeout=1.0)
-            except queue_mod.Empty:
-                msg = None
+            events = group.events(1.0)
             now = time.monotonic()
-            if msg is not None:
-                if msg[0] == "result":
-                    _, mpid, rank, ok, payload, error, secs = msg
-                    got = reports.setdefault(mpid, {})
-                    got[rank] = RankReport(ok, payload, error, secs, len(got))
-                    if not ok and first_error_at is None:
+            for ev in events:
+                if isinstance(ev, RankExited):
+                    exited[ev.rank] = ev.exitcode
+                    continue
+                msg = ev.value if isinstance(ev, RankSent) else None
+                if isinstance(msg, _Outcome):
+                    got = reports.setdefault(msg.problem, {})
+                    got[ev.rank] = RankReport(msg.ok, msg.payload, msg.error, msg.seconds, len(got))
+                    if not msg.ok and first_error_at is None:
                         first_error_at = now
-                elif msg[0] == "fatal":
+                elif isinstance(msg, _StartFailed):
                     # the group never started (gloo init, loading): a new group would fail the
                     # same way, so every problem left gets this verdict
-                    _, rank, text = msg
                     for left in ids[idx:]:
-                        runs[left] = ProblemRun(left, {}, f"rank {rank}: {text}")
+                        runs[left] = ProblemRun(left, {}, f"rank {ev.rank}: {msg.text}")
                     return runs
+                elif isinstance(ev, RankFailed):  # past `except Exception` (KeyboardInterrupt)
+                    raised[ev.rank] = ev.error
             got = reports.get(pid, {})
             if len(got) == world_size:
                 runs[pid] = ProblemRun(pid, got, _first_failure(got) or "")
@@ -127,10 +140,11 @@ def _run_group(world_size: int, source: str, ids: list[str], task: Task, problem
                 first_error_at = None
                 continue
             # a rank gone without reporting this problem (crash, os._exit, sys.exit in a reference)
-            dead = [r for r, p in enumerate(procs) if p.exitcode is not None and r not in got]
+            dead = [r for r in sorted(exited) if r not in got]
             why = ""
-            if dead and msg is None:
-                why = f"rank {dead[0]} exited with code {procs[dead[0]].exitcode}"
+            if dead and not events:
+                why = f"rank {dead[0]} exited with code {exited[dead[0]]}" + (
+                    f" ({raised[dead[0]]})" if dead[0] in raised else "")
             elif first_error_at is not None and now - first_error_at > grace_s:
                 why = "other ranks hung after the failure"
             elif now > deadline:
@@ -140,13 +154,6 @@ def _run_group(world_size: int, source: str, ids: list[str], task: Task, problem
                 runs[pid] = ProblemRun(pid, got, (f"{first}; " if first else "") + why)
                 return runs
         return runs
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-        for p in procs:
-            p.join(timeout=10)
-        q.close()
 
 
 def _first_failure(got: dict[int, RankReport]) -> str | None:
@@ -157,7 +164,7 @@ def _first_failure(got: dict[int, RankReport]) -> str | None:
     return f"rank {r}: {t if len(t) <= 400 else t[:400] + '...'}"
 
 
-def _rank_main(rank: int, world_size: int, port: int, source: str, ids: list[str], task: Task, q) -> None:
+def _rank_main(rank: int, world_size: int, port: int, source: str, ids: list[str], task: Task) -> None:
     try:
         import warnings
 
@@ -176,18 +183,16 @@ def _rank_main(rank: int, world_size: int, port: int, source: str, ids: list[str
 
         problems = load_problems(source, ids).problems
     except Exception as exc:  # noqa: BLE001 - reported to the parent as data
-        q.put(("fatal", rank, f"start-up failed: {type(exc).__name__}: {exc}"))
+        send(_StartFailed(f"start-up failed: {type(exc).__name__}: {exc}"))
         return
     for pid in ids:
         t0 = time.perf_counter()
         try:
             payload = task(problems[pid], rank, world_size)
-            q.put(("result", pid, rank, True, payload, "", time.perf_counter() - t0))
+            send(_Outcome(pid, True, payload, "", time.perf_counter() - t0))
         except Exception as exc:  # noqa: BLE001
-            tb = traceback.extract_tb(exc.__traceback__)
-            where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
-            text = str(exc) if isinstance(exc, ProblemTooLarge) else f"{type(exc).__name__}: {exc}{where}"
-            q.put(("result", pid, rank, False, None, text, time.perf_counter() - t0))
+            text = str(exc) if isinstance(exc, ProblemTooLarge) else describe(exc)
+            send(_Outcome(pid, False, None, text, time.perf_counter() - t0))
             # A failure may leave this rank's collectives out of step with its peers' (it
             # skipped one they are blocked in); going on could pair the next problem's
             # collectives with this one's. Stop: the parent starts a fresh group.

@@ -691,7 +691,7 @@ def _pp(st, s, x, out, mode, total, skip=(0, 0), own=(0, 0), own_out=0, cons=(0,
 
 # ---------------------------------------------------------------------------
 # Fast path (FAST = True, the default; PKB_EXPERT_FAST=0 or FAST = False runs
-# the path above). The first device check measured 64-124 us of Python per
+# _barrier_path). The first device check measured 64-124 us of Python per
 # call (slicing views, torch copy_, handle.barrier, per-call argument packing),
 # all of it inside the timed call because the GPU idled waiting for launches.
 # Here everything that depends only on (shape, dtype, device) is built once
@@ -708,7 +708,7 @@ FAST = os.environ.get("PKB_EXPERT_FAST", "1") != "0"
 _PLANS = {}  # (shape, dtype, device index) -> _Plan, or False where the fast path does not apply
 _X, _OUT, _EP = object(), object(), object()  # per-call arguments of a launch spec
 _FAST_LAUNCH = []
-FAST_ERRORS = []  # why a plan could not be built (the call then took the path above)
+FAST_ERRORS = []  # why a plan could not be built (the call then took _barrier_path)
 
 
 class _Ptr(int):
@@ -830,7 +830,7 @@ class _Plan:
 
 def _fast_call(x, build):
     """Run x through its cached _Plan; None where the fast path does not apply
-    (then the caller takes the path above). build(x) -> _Plan or None."""
+    (then the caller takes _barrier_path). build(x) -> _Plan or None."""
     if not FAST or COPY_ENGINE or PIPELINED or not x.is_contiguous() or x.data_ptr() % 16:
         return None
     key = (x.shape, x.dtype, x.get_device())

@@ -15,7 +15,9 @@ prebuilt. benchmarks/results/experts_graphs.md, two passes in one run: 0.352 / 0
 NCCL bare op 0.342 / 0.309 ms in the same rows; back-to-back 0.271 vs NCCL 0.292 ms per call.
 """
 # pkb:include ../_shared/symm_collectives.py
-def _solution_old(x):
+# The path taken whenever the fast path does not (FAST off, COPY_ENGINE, PIPELINED, a
+# non-contiguous or unaligned input, a plan that failed to build): live, not a leftover.
+def _barrier_path(x):
     x = _prep(x)
     nb = x.numel() * x.element_size()
     st = _state("allgather", nb, x.dtype, x.device)
@@ -50,4 +52,4 @@ def _fast_plan(x):
 
 def solution(x):
     out = _fast_call(x, _fast_plan)
-    return out if out is not None else _solution_old(x)
+    return out if out is not None else _barrier_path(x)

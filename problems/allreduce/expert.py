@@ -39,7 +39,9 @@ def _solution_generic(x):
     return acc.view(x.shape)
 
 
-def _solution_old(x):
+# The path taken whenever the fast path does not (FAST off, COPY_ENGINE, PIPELINED, a
+# non-contiguous or unaligned input, a plan that failed to build): live, not a leftover.
+def _barrier_path(x):
     x = _prep(x)
     if x.dtype != torch.bfloat16:
         return _solution_generic(x)
@@ -116,4 +118,4 @@ def _fast_plan(x):
 
 def solution(x):
     out = _fast_call(x, _fast_plan)
-    return out if out is not None else _solution_old(x)
+    return out if out is not None else _barrier_path(x)

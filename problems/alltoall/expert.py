@@ -17,7 +17,9 @@ in one run: bench 0.082 / 0.097 ms vs 0.105 / 0.109 ms for the barrier path (NCC
 call 0.022-0.032 ms vs 0.077-0.092 ms.
 """
 # pkb:include ../_shared/symm_collectives.py
-def _solution_old(x):
+# The path taken whenever the fast path does not (FAST off, COPY_ENGINE, PIPELINED, a
+# non-contiguous or unaligned input, a plan that failed to build): live, not a leftover.
+def _barrier_path(x):
     x = _prep(x)
     W = dist.get_world_size()
     assert x.shape[0] % W == 0, "alltoall needs dim 0 divisible by world size"
@@ -61,4 +63,4 @@ def _fast_plan(x):
 
 def solution(x):
     out = _fast_call(x, _fast_plan)
-    return out if out is not None else _solution_old(x)
+    return out if out is not None else _barrier_path(x)

@@ -33,7 +33,7 @@ def test_model_without_tool_calling_is_refused_before_any_request(tmp_path):
         _episode(tmp_path, lambda b: server_steps.append(b) or Turn(), "agent.tool_models=[]")
     assert server_steps == []
     with pytest.raises(ToolsUnsupported, match="pseudo-model"):
-        require_tool_support(ModelConfig(name="expert"), [])
+        require_tool_support(ModelConfig(name="expert", provider="expert"), [])
     require_tool_support(ModelConfig(name="gpt4o", provider="openai", model_id="openai/gpt-4o"), [])  # litellm lists it
 
 

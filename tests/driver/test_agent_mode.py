@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from pkb_ray.generation.local_server import Reply, ScriptedServer
+from tests.scripted_server import Reply, ScriptedServer
 from tests.driver.conftest import scrubbed_env, sweep_cmd
 
 pytestmark = pytest.mark.slow

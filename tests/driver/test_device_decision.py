@@ -36,3 +36,20 @@ def test_auto_without_gpus_refuses_api_models_before_spending_money():
 def test_world_size_larger_than_any_node_is_refused_for_cuda():
     with pytest.raises(ConfigError, match="eval.world_size"):
         decide_device(cfg("eval.device=cuda", "eval.world_size=16"), ["expert"], [GPU_NODE])
+
+
+def test_self_check_follows_the_sources_not_the_names():
+    from pkb_ray.config.schema import ModelConfig
+    from pkb_ray.generation.models import load_model_config
+
+    # any model whose source runs on CUDA only and calls no API gets the CPU self-check
+    cuda_only = ModelConfig(name="my_experts", provider="expert")
+    d = decide_device(cfg(), [cuda_only], [CPU_NODE])
+    assert d.models == ["reference"] and d.device == "cpu"
+    # the reference runs on CPU, so asking for it without GPUs is no case for a stand-in
+    with pytest.raises(ConfigError, match="reference write CUDA candidates"):
+        decide_device(cfg(), [load_model_config("reference")], [CPU_NODE])
+    # an API model limited to CUDA is never swapped for the self-check
+    paid = ModelConfig(name="paid", provider="openai", model_id="openai/gpt-5", devices=["cuda"])
+    with pytest.raises(ConfigError, match="paid"):
+        decide_device(cfg(), [cuda_only, paid], [CPU_NODE])

@@ -1,4 +1,4 @@
-from pkb_ray.driver.plan import pending_cells, plan_cells, without_missing_experts
+from pkb_ray.driver.plan import pending_cells, plan_cells, with_candidates
 
 
 def test_plan_is_attempt_major_and_resume_skips_done_cells():
@@ -12,6 +12,6 @@ def test_plan_is_attempt_major_and_resume_skips_done_cells():
 
 def test_expert_cells_only_where_an_expert_exists():
     cells = plan_cells(["expert", "opus47"], ["allreduce", "tp_mlp"], 1, "zeroshot")
-    kept = without_missing_experts(cells, {"allreduce": True, "tp_mlp": False})
+    kept = with_candidates(cells, {("expert", "allreduce"): True, ("expert", "tp_mlp"): False})
     assert [c.cell_id for c in kept] == ["expert/allreduce/1/zeroshot", "opus47/allreduce/1/zeroshot",
                                          "opus47/tp_mlp/1/zeroshot"]

@@ -22,7 +22,7 @@ def test_plan_header_adds_up_when_models_cover_different_problems():
     assert plan.problems_per_model == {"expert": 5, "reference": 6}
     assert len(plan.cells) == (5 + 6) * 2
     assert plan.size_text() == "22 cells = (expert: 5 + reference: 6 problems) x 2 attempts"
-    assert "5 of 6 problems ship an expert solution" in plan.notes[0]
+    assert "5 of 6 problems have a candidate (expert solution)" in plan.notes[0]
     same = build_plan(cfg, models[1:], problems, plan.sweep_settings, EvalContext())
     assert same.size_text() == "12 cells = 1 model x 6 problems x 2 attempts"
     # Every cell carries the settings it will be recorded under, and distinct cells differ.

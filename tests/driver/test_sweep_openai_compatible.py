@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from pkb_ray.generation.local_server import ScriptedServer
+from tests.scripted_server import ScriptedServer
 from tests.driver.conftest import scrubbed_env, sweep_cmd
 
 pytestmark = pytest.mark.slow

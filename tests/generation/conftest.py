@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pkb_ray.config.schema import ModelConfig
-from pkb_ray.generation.local_server import ScriptedServer
+from tests.scripted_server import ScriptedServer
 from pkb_ray.problems.spec import Problem, ProblemSpec
 
 TOY_REFERENCE = '''import torch
@@ -40,7 +40,7 @@ def toy_problem(pid: str = "toy_allreduce", expert: bool = True, version: str = 
 
 def local_cfg(server: ScriptedServer, name: str, **kw) -> ModelConfig:
     """A model on the local server; `name` is also the model the server sees."""
-    d = dict(name=name, provider="openai", model_id=name, api_base=server.url,
+    d = dict(name=name, provider="openai_compatible", model_id=name, api_base=server.url,
              max_retries=3, request_timeout_s=10.0, max_concurrency=8,
              price_input_per_mtok=1.0, price_output_per_mtok=4.0)
     d.update(kw)

@@ -8,7 +8,7 @@ import email.utils
 import time
 
 from pkb_ray.generation.client import ModelClient, litellm_module, parse_retry_after
-from pkb_ray.generation.local_server import Reply
+from tests.scripted_server import Reply
 from pkb_ray.generation.ratelimit import TokenBucket
 from pkb_ray.records import FailureClass
 

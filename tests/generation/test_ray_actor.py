@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pkb_ray.generation.local_server import Reply, ScriptedServer
+from tests.scripted_server import Reply, ScriptedServer
 
 from .conftest import toy_problem
 

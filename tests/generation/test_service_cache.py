@@ -12,8 +12,8 @@ import sys
 import textwrap
 import time
 
-from pkb_ray.generation.cache import KernelsCache
-from pkb_ray.generation.local_server import Reply
+from pkb_ray.generation.kernels_cache import KernelsCache
+from tests.scripted_server import Reply
 from pkb_ray.generation.service import GenerationService
 from pkb_ray.records import FailureClass
 
@@ -152,7 +152,7 @@ def test_sigkill_never_leaves_a_torn_entry(tmp_path):
     # A writer rewriting one large entry in a loop, killed mid-write many times over.
     writer = textwrap.dedent(f"""
         import sys
-        from pkb_ray.generation.cache import KernelsCache
+        from pkb_ray.generation.kernels_cache import KernelsCache
         c = KernelsCache({str(tmp_path)!r})
         i = 0
         while True:

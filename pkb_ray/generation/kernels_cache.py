@@ -1,4 +1,4 @@
-"""`kernels_cache/`: a write-through store of every paid model response.
+"""`kernels_cache/`: a write-through store of every paid model response (KernelsCache).
 
 One JSON file per key, `<root>/<key[:2]>/<key>.json`. A key is the sha256 of what
 determines an answer: the model (litellm id and endpoint), the problem and its version,

@@ -8,7 +8,7 @@ header) and the most requests it ever held at once.
 
     with ScriptedServer() as srv:
         srv.script("flaky", [Reply(status=500), Reply(text=CODE)])
-        cfg = ModelConfig(name="flaky", provider="openai", model_id="flaky", api_base=srv.url)
+        cfg = ModelConfig(name="flaky", provider="openai_compatible", model_id="flaky", api_base=srv.url)
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ class ScriptedServer:
 
 
 def main() -> None:
-    """Serve in this process until killed: `python -m pkb_ray.generation.local_server
+    """Serve in this process until killed: `python -m tests.scripted_server
     --delay-s 2` prints `PORT <n>` once listening (benchmarks run it apart from the client,
     as a real provider is, so the two do not share one interpreter lock)."""
     import argparse
