@@ -84,7 +84,8 @@ class Sweep:
         from pkb_ray.driver.ray_runtime import init_ray
         from pkb_ray.driver.stages import prompt_context
         from pkb_ray.engine.version import HARNESS_VERSION
-        from pkb_ray.generation.models import is_pseudo, load_model_config
+        from pkb_ray.generation.models import load_model_config
+        from pkb_ray.generation.sources import source_for
         from pkb_ray.problems import load_problems
 
         cfg = self.cfg = typed_config(self.dcfg)
@@ -104,7 +105,7 @@ class Sweep:
         except ConnectionError as exc:
             raise refuse(f"pkb: cannot reach the Ray cluster at cluster.address={cfg.cluster.address}: {exc}")
         try:
-            decision = self.decision = decide_device(cfg, [m.name for m in usable], ray.nodes())
+            decision = self.decision = decide_device(cfg, usable, ray.nodes())
         except ConfigError as exc:
             raise refuse(f"pkb: {exc}")
         if decision.notice:
@@ -119,7 +120,7 @@ class Sweep:
 
         settings = sweep_settings(cfg, decision.device, decision.size, HARNESS_VERSION)
         context = prompt_context(cfg, decision.device, decision.size)
-        if any(not is_pseudo(m) for m in usable):  # prompts are built: describe inputs once, here
+        if any(source_for(m).calls_api for m in usable):  # prompts are built: describe inputs once, here
             context = context.with_inputs(self.problems)
         self.context = context
         self.sweep_plan = build_plan(cfg, usable, self.problems, settings, context)
