@@ -44,6 +44,7 @@ _eq = torch.eq
 _isnan = torch.isnan
 _logical_and = torch.logical_and
 _detach = torch.Tensor.detach
+_nonzero = torch.nonzero
 _len_function_modes = getattr(torch._C, "_len_torch_function_stack", lambda: 0)
 _len_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
 
@@ -190,11 +191,21 @@ def _compare_real(o64: torch.Tensor, r64: torch.Tensor, atol: float, rtol: float
     # Non-finite positions must match the reference exactly (same inf sign / NaN).
     same_nonfinite = _all(_logical_or(both_finite, _same_nonfinite(o64, r64)))
     if not bool(_item(_all(within))) or not bool(_item(same_nonfinite)):
-        n_bad = int(_item(_sum(_logical_not(within))))
+        bad = _logical_not(_logical_and(within, _logical_or(both_finite, _same_nonfinite(o64, r64))))
+        n_bad = int(_item(_sum(bad)))
         return Verdict(False, FailureClass.INCORRECT,
                        f"{where}: {n_bad} of {numel} elements outside atol={atol} "
-                       f"rtol={rtol}; max abs error {err:.3g}", max_abs_error=err)
+                       f"rtol={rtol}; max abs error {err:.3g}; {_first_mismatch(o64, r64, bad)}",
+                       max_abs_error=err)
     return Verdict(True, max_abs_error=err)
+
+
+def _first_mismatch(o64: torch.Tensor, r64: torch.Tensor, bad: torch.Tensor) -> str:
+    """Where to look first (an agent or a person debugging an indexing bug): the first
+    mismatching position in row-major order, with both values (for a complex tensor the
+    last index is 0 for the real part, 1 for the imaginary)."""
+    idx = tuple(int(i) for i in _nonzero(bad)[0].tolist())
+    return f"first at index {idx}: got {_item(o64[idx]):.6g}, expected {_item(r64[idx]):.6g}"
 
 
 def _any_where(o_bad: torch.Tensor, r_bad: torch.Tensor) -> torch.Tensor:

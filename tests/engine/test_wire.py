@@ -117,6 +117,17 @@ def test_compare_nested_and_special_outputs():
     assert compare(float("nan"), 1.0, 0, 0).failure == FailureClass.NAN
 
 
+def test_a_mismatch_names_its_first_index_and_both_values():
+    ref = torch.zeros(3, 4)
+    out = ref.clone()
+    out[2, 3], out[1, 2] = 7.0, 5.0
+    v = compare(out, ref, 1e-3, 1e-3)
+    assert "2 of 12 elements" in v.message and "first at index (1, 2): got 5, expected 0" in v.message
+    # an infinity of the wrong sign is a mismatch, counted and located like any other
+    v = compare(torch.tensor([1.0, float("-inf")]), torch.tensor([1.0, float("inf")]), 1e-3, 1e-3)
+    assert not v.ok and "1 of 2 elements" in v.message and "index (1,): got -inf, expected inf" in v.message
+
+
 def test_speedup_interval_covers_the_truth_and_separates_a_real_speedup():
     """Same code timed against itself under slow drift shared by both halves of each pair
     (clocks, temperature: a few percent within an evaluation): the interval holds 1.0 in
