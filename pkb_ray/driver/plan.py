@@ -27,6 +27,19 @@ def plan_cells(models: list[str], problems: list[str], attempts: int, mode: str)
     ]
 
 
+def at_world_size(problems: dict[str, Problem], world_size: int) -> tuple[dict[str, Problem], str | None]:
+    """The problems that run at this world size, and a note naming the others (a problem
+    written for 4 and 8 ranks has no meaning at 2: its cells would only fail)."""
+    kept = {pid: p for pid, p in problems.items() if world_size in p.spec.world_sizes}
+    left_out = sorted(set(problems) - set(kept))
+    if not left_out:
+        return kept, None
+    shown = ", ".join(f"{pid} {list(problems[pid].spec.world_sizes)}" for pid in left_out[:8])
+    more = f" and {len(left_out) - 8} more" if len(left_out) > 8 else ""
+    return kept, (f"{len(left_out)} of {len(problems)} problems left out: they do not run at world size "
+                  f"{world_size} (eval.world_size): {shown}{more}")
+
+
 def pending_cells(cells: list[CellKey], done_ids: set[str]) -> list[CellKey]:
     return [c for c in cells if c.cell_id not in done_ids]
 

@@ -80,7 +80,7 @@ class Sweep:
         from pkb_ray.config.validate import ConfigError
         from pkb_ray.driver.device import decide_device
         from pkb_ray.driver.identity import refusal, settings_changes, sweep_settings
-        from pkb_ray.driver.plan import build_plan, device_refusals
+        from pkb_ray.driver.plan import at_world_size, build_plan, device_refusals
         from pkb_ray.driver.ray_runtime import init_ray
         from pkb_ray.driver.stages import prompt_context
         from pkb_ray.engine.version import HARNESS_VERSION
@@ -95,7 +95,11 @@ class Sweep:
             say(f"pkb: {err}")
         if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
             raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
-        self.problems = problem_set.problems
+        self.problems, left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
+        if left_out:
+            say(f"pkb: {left_out}")
+        if not self.problems:
+            raise refuse(f"pkb: no selected problem runs at eval.world_size={cfg.eval.world_size}")
         self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
 
         import ray
