@@ -256,7 +256,11 @@ class Interleaved:
             if done_n >= self.cfg.max_calls:
                 stopped = "max_calls"
                 break
-            if time.monotonic() - t_main >= self.cfg.max_timing_s:
+            # Every judge must leave the loop at the same batch (the next step is a gather
+            # with all of them), and their clocks started apart: the decision is agreed. A
+            # judge that left alone on its own clock hung the others until the node's
+            # deadline (a harness_error seen on a 2-core machine at load 10).
+            if any(self.ctx.group.gather(time.monotonic() - t_main >= self.cfg.max_timing_s)):
                 stopped = "max_time"
                 break
             batch = max(self.cfg.min_calls, done_n // 2)
