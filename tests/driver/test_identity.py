@@ -64,7 +64,7 @@ def test_changed_settings_are_refused_or_planned_anew_never_mixed(gpu_cluster, t
     other_source = tmp_path / "copy"
     shutil.copytree(source, other_source)
     for override, named in (
-        ("eval.world_size=3", "eval.world_size: recorded 2 (1 cells), now 3"),
+        ("eval.world_size=4", "eval.world_size: recorded 2 (1 cells), now 4"),
         ("eval.size=bench", "eval.size: recorded small (1 cells), now bench"),
         ("eval.trials=2", "eval.trials: recorded 5 (1 cells), now 2"),
         (f"problems.source={other_source}", f"problems.source: recorded {source} (1 cells), now {other_source}"),
