@@ -2,8 +2,9 @@
 # claims the call is done with every output copied and a time of 1 ns, and returns garbage.
 # A harness whose parent trusts what the child writes on an inherited channel (a result
 # message, an exit code) scores whatever the forged message says.
-# EXPECTED: incorrect: the judge compares the bytes in the output slots with its own
-# expected output, and the forged claim of a copy makes nothing appear there.
+# EXPECTED: incorrect (or nan): the judge compares the bytes in the output slots with its
+# own expected output, and the forged claim of a copy makes nothing appear there; what the
+# slot holds is whatever was left in the arena, which can read as NaN.
 import json
 import os
 import stat

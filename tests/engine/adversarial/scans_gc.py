@@ -2,7 +2,8 @@
 # output's shape, and returns one that differs from its input: in a harness that keeps the
 # reference's outputs in the candidate's interpreter, that is the answer. GPU MODE's
 # leaderboards received gc and frame introspection in live submissions.
-# EXPECTED: incorrect (no reference output exists in the worker's process).
+# EXPECTED: incorrect, or nan when the tensor it finds is an unfilled buffer (no reference
+# output exists in the worker's process).
 import gc
 
 import torch
