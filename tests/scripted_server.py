@@ -36,6 +36,55 @@ def solution(x: torch.Tensor) -> torch.Tensor:
 
 
 @dataclass
+class ServingThread:
+    """An aiohttp app served by its own thread and event loop (see `serve_in_thread`)."""
+
+    port: int
+    loop: asyncio.AbstractEventLoop
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def serve_in_thread(app: web.Application, host: str = "127.0.0.1", port: int = 0, *,
+                    name: str = "test-server", backlog: int = 128) -> ServingThread:
+    """Serve `app` on host:port (0: any free port) from a daemon thread with its own event
+    loop, so the client under test can block in this thread; raises what start-up raised."""
+    ready = threading.Event()
+    started: list[ServingThread] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        runner = web.AppRunner(app, access_log=None)
+        try:
+            loop.run_until_complete(runner.setup())
+            site = web.TCPSite(runner, host, port, backlog=backlog)
+            loop.run_until_complete(site.start())
+            bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        except BaseException as e:  # noqa: BLE001: reported to the caller
+            errors.append(e)
+            ready.set()
+            loop.close()
+            return
+        started.append(ServingThread(bound, loop, threading.current_thread()))
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    if not ready.wait(30):
+        raise TimeoutError(f"{name} did not start within 30 s")
+    if errors:
+        raise errors[0]
+    return started[0]
+
+
+@dataclass
 class Reply:
     """One scripted answer."""
 
@@ -71,9 +120,7 @@ class ScriptedServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
+        self._serving: ServingThread | None = None
         self._n = 0
 
     # -- scripting ---------------------------------------------------------------------------
@@ -155,44 +202,17 @@ class ScriptedServer:
                                       "max_in_flight": self.max_in_flight})
 
     def start(self) -> ScriptedServer:
-        ready = threading.Event()
-        errors: list[BaseException] = []
-
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            app = web.Application(client_max_size=64 * 1024 * 1024)
-            app.router.add_post("/v1/chat/completions", self._chat)
-            app.router.add_post("/chat/completions", self._chat)
-            app.router.add_get("/stats", self._stats)
-            self._runner = web.AppRunner(app, access_log=None)
-            try:
-                loop.run_until_complete(self._runner.setup())
-                site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
-                loop.run_until_complete(site.start())
-                self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            except BaseException as e:  # noqa: BLE001: reported to start()'s caller
-                errors.append(e)
-                ready.set()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.run_until_complete(self._runner.cleanup())
-            loop.close()
-
-        self._thread = threading.Thread(target=run, name="scripted-openai-server", daemon=True)
-        self._thread.start()
-        ready.wait(30)
-        if errors:
-            raise errors[0]
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_get("/stats", self._stats)
+        self._serving = serve_in_thread(app, self.host, self.port, name="scripted-openai-server", backlog=1024)
+        self.port = self._serving.port
         return self
 
     def stop(self) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
+        if self._serving is not None:
+            self._serving.stop()
 
     def __enter__(self) -> ScriptedServer:
         return self.start()

@@ -4,8 +4,8 @@
 
 It runs where a candidate's workers run (ranks.py starts it through engine/sandbox.py) and
 holds nothing of the judges': no seeds, no reference outputs, no verdict. Each rank writes
-its output to rank<r>.log; this process writes how each rank ended to its stderr
-("rank R exit N" / "rank R signal S"), which the sandbox keeps as zygote.log.
+its output to rank<r>.log; this process writes how each rank ended to its stderr (the
+zygote's own lines, engine/worker/reap.py), which the sandbox keeps as zygote.log.
 
 Modes:
   script   the model's script.py, with a default process group that can communicate
@@ -23,9 +23,10 @@ import base64
 import io
 import json
 import os
-import signal
 import sys
 from datetime import timedelta
+
+from pkb_ray.engine.worker import reap
 
 
 def _setup(r: int, job: dict, workdir: str, communicating: bool) -> None:
@@ -115,28 +116,12 @@ def _summary(prof, on_gpu: bool, calls: int) -> dict:
     return {"rows": rows[:12], "copies": copies[:8], "profiled_calls": calls}
 
 
-def _rank_main(r: int, job: dict, workdir: str) -> None:
-    log = os.open(os.path.join(workdir, f"rank{r}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
-    rank_dir = os.path.join(workdir, f"rank{r}")
-    os.makedirs(rank_dir, exist_ok=True)
-    os.chdir(rank_dir)
-    code = 0
+def _rank_main(r: int, job: dict, workdir: str) -> int:
     try:
         (_run_script if job["mode"] == "script" else _profile)(r, job, workdir)
     except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except BaseException:  # noqa: BLE001 - the model's code: reported in its output
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)  # no interpreter teardown: process-group destructors can block on dead peers
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return 0
 
 
 def main() -> int:
@@ -146,24 +131,7 @@ def main() -> int:
     import torch.distributed  # noqa: F401
 
     print("ready", flush=True)  # ranks.py starts the time limit here
-    pids = {}
-    for r in range(int(job["world_size"])):
-        pid = os.fork()
-        if pid == 0:
-            _rank_main(r, job, workdir)
-        pids[pid] = r
-    while pids:
-        try:
-            pid, status = os.wait()
-        except ChildProcessError:
-            break
-        r = pids.pop(pid, None)
-        if r is None:
-            continue
-        if os.WIFSIGNALED(status):
-            print(f"rank {r} signal {signal.Signals(os.WTERMSIG(status)).name}", file=sys.stderr, flush=True)
-        else:
-            print(f"rank {r} exit {os.WEXITSTATUS(status)}", file=sys.stderr, flush=True)
+    reap.reap(reap.fork_ranks(int(job["world_size"]), workdir, lambda r: _rank_main(r, job, workdir)))
     return 0
 
 

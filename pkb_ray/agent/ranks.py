@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import time
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from pkb_ray.config.schema import SandboxConfig
 from pkb_ray.engine import nccl_stub, sandbox
 from pkb_ray.engine.env import rank_env
+from pkb_ray.engine.worker.reap import RankEnd, ends_in
 
 START_S = 60.0
 """The sandbox's own start (a torch import, 1-3 s), before the caller's limit starts."""
@@ -45,6 +45,8 @@ class RankExit:
     output: str
     report: dict | None = None
     """profile_rank<r>.json, when the rank wrote it."""
+    signal_name: str | None = None
+    """SIGSEGV, SIGKILL, ... when a signal ended the rank (exit_code is None then)."""
 
 
 @dataclass
@@ -53,9 +55,6 @@ class RanksOutcome:
     timed_out: bool
     wall_s: float
     sandbox_error: str = ""
-
-
-_EXIT = re.compile(r"^rank (\d+) (exit (\d+)|signal (\w+))$")
 
 
 def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str],
@@ -86,14 +85,8 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
     finally:
         proc.kill()
     wall_s = time.monotonic() - t0
-    exits: dict[int, int | None] = {}
-    other = []
-    for line in proc.log_tail("zygote.log", 20000).splitlines():
-        m = _EXIT.match(line.strip())
-        if m:
-            exits[int(m.group(1))] = int(m.group(3)) if m.group(3) is not None else None
-        elif line.strip():
-            other.append(line)
+    zygote_log = proc.log_tail("zygote.log", 20000)
+    ends = ends_in(zygote_log)
     ranks = []
     for r in range(job.world_size):
         report = None
@@ -103,7 +96,10 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
                 report = json.loads(path.read_text()[:200_000])
             except ValueError:
                 report = None
-        ranks.append(RankExit(r, exits.get(r), proc.log_tail(f"rank{r}.log", output_chars), report))
-    err = "" if exits or timed_out else ("\n".join(other)[-2000:] or "the sandbox did not start")
+        end = ends.get(r)
+        ranks.append(RankExit(r, end.exit_code if end else None, proc.log_tail(f"rank{r}.log", output_chars), report,
+                              end.signal_name if end else None))
+    other = [ln for ln in zygote_log.splitlines() if ln.strip() and RankEnd.parse(ln) is None]
+    err = "" if ends or timed_out else ("\n".join(other)[-2000:] or "the sandbox did not start")
     proc.cleanup()
     return RanksOutcome(ranks, timed_out, wall_s, err)

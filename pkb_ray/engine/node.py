@@ -33,6 +33,7 @@ from pkb_ray.engine.env import rank_env
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.gate import GatePage
+from pkb_ray.engine.worker.reap import ends_in
 
 JUDGE_START_S = 180.0
 GRACE_S = 0.5
@@ -254,7 +255,7 @@ class JudgeNode:
                 # at load 7 (the message lost its SIGSEGV). The wait ends at the line.
                 for _, rank, e in out.events:
                     if e.worker_gone:
-                        _wait_for_line(sb.proc, f"rank {rank} ", 2.0)
+                        _wait_for_end(sb.proc, rank, 2.0)
                 sb.proc.kill()
                 out.stopped_at = time.monotonic() - t0
             left = end - time.monotonic()
@@ -296,10 +297,10 @@ class JudgeNode:
                     raise JudgesBroken(f"judge {j.rank} exited with code {j.popen.returncode}")
 
 
-def _wait_for_line(proc: sandbox.SandboxProcess, prefix: str, timeout_s: float) -> None:
+def _wait_for_end(proc: sandbox.SandboxProcess, rank: int, timeout_s: float) -> None:
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
-        if any(line.startswith(prefix) for line in proc.log_tail("zygote.log", 2000).splitlines()):
+        if rank in ends_in(proc.log_tail("zygote.log", 2000)):
             return
         time.sleep(0.01)
 

@@ -16,6 +16,7 @@ from typing import Any
 from pkb_ray.engine import timing_stats
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeReport
 from pkb_ray.engine.node import GRACE_S, NodeOutcome
+from pkb_ray.engine.worker.reap import ends_in
 from pkb_ray.records import EvalResult, FailureClass
 
 PHYSICS_FLOOR = 0.9
@@ -58,9 +59,9 @@ def _cause(out: NodeOutcome) -> tuple[int, str, str, int, bool] | None:
     # unless the zygote saw it end first (it writes how each rank ended; a stopped sandbox
     # dies all at once, zygote included).
     stopped = out.stopped_at if out.stopped_at is not None else float("inf")
-    zygote = out.logs.get("zygote.log", "")
+    ended = ends_in(out.logs.get("zygote.log", ""))
     window = [w for w in window if not (w[2].worker_gone and w[0] > stopped
-                                        and f"rank {w[1]} " not in zygote)] or window[:1]
+                                        and w[1] not in ended)] or window[:1]
     t, rank, e = min(window, key=lambda w: (FailureClass(w[2].failure).info.priority, w[0]))
     return rank, e.failure, e.message, e.trial, e.worker_gone
 
@@ -69,8 +70,8 @@ def _explain_gone(out: NodeOutcome, rank: int, message: str) -> tuple[FailureCla
     """A worker that ended without a word: what the zygote saw (a signal, an exit code) and
     whether its log shows a CUDA fault. The logs are the candidate's to write: they only
     ever colour a failure, never make one."""
-    zy = out.logs.get("zygote.log", "")
-    how = next((ln.strip() for ln in zy.splitlines() if ln.startswith(f"rank {rank} ")), "")
+    end = ends_in(out.logs.get("zygote.log", "")).get(rank)
+    how = end.line() if end else ""
     log = out.logs.get(f"rank{rank}.log", "")
     fc = FailureClass.CUDA_FAULT if any(w.lower() in log.lower() for w in _CUDA_WORDS) else FailureClass.RUNTIME_ERROR
     return fc, f"{message}" + (f" ({how})" if how else "")

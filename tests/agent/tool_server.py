@@ -1,13 +1,12 @@
 """A scripted OpenAI-compatible chat server that answers with tool calls, on 127.0.0.1.
 
-Real HTTP (aiohttp, its own thread and event loop), so litellm's function-calling path is
+Real HTTP (aiohttp, served from its own thread by tests/scripted_server.py), so litellm's function-calling path is
 the one under test. `script(body) -> Turn` decides each answer from the conversation the
 client sent; every request body is kept, in arrival order.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -15,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from aiohttp import web
+
+from tests.scripted_server import ServingThread, serve_in_thread
 
 
 @dataclass
@@ -30,8 +31,7 @@ class ToolServer:
         self.bodies: list[dict[str, Any]] = []
         self.port = 0
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ServingThread | None = None
 
     @property
     def url(self) -> str:
@@ -58,35 +58,16 @@ class ToolServer:
                          "total_tokens": prompt_chars // 4 + 50}}
         return web.json_response(out)
 
-    def __enter__(self) -> "ToolServer":
-        ready = threading.Event()
-
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            app = web.Application(client_max_size=64 * 1024 * 1024)
-            app.router.add_post("/v1/chat/completions", self._chat)
-            runner = web.AppRunner(app, access_log=None)
-            loop.run_until_complete(runner.setup())
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            loop.run_until_complete(site.start())
-            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            ready.set()
-            loop.run_forever()
-            loop.run_until_complete(runner.cleanup())
-            loop.close()
-
-        self._thread = threading.Thread(target=run, name="tool-server", daemon=True)
-        self._thread.start()
-        assert ready.wait(30), "the tool server did not start"
+    def __enter__(self) -> ToolServer:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self._serving = serve_in_thread(app, name="tool-server")
+        self.port = self._serving.port
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
+        if self._serving is not None:
+            self._serving.stop()
 
 
 def step_of(body: dict[str, Any]) -> int:

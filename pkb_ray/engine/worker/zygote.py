@@ -13,39 +13,26 @@ from __future__ import annotations
 
 import faulthandler
 import os
-import signal
 import socket
 import sys
 
+from pkb_ray.engine.worker import reap
 
-def _rank_main(r: int, fd: int, workdir: str) -> None:
-    log = os.open(os.path.join(workdir, f"rank{r}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
+
+def _rank_main(r: int, fds: list[int], workdir: str) -> int:
+    for other in fds:
+        if other != fds[r]:
+            os.close(other)
     faulthandler.enable()  # a segfault leaves its Python stack in the rank's log
-    rank_dir = os.path.join(workdir, f"rank{r}")
-    os.makedirs(rank_dir, exist_ok=True)
-    os.chdir(rank_dir)
     from pkb_ray.engine.worker.rank import Rank
 
-    code = 0
-    try:
-        worker = Rank(socket.socket(fileno=fd), workdir)
-        prewarm = os.environ.get("PKB_PREWARM")  # "<device>,<world size>,<guard 0|1>"
-        if prewarm:
-            device, world, guard = prewarm.split(",")
-            worker.setup(r, int(world), device, guard == "1", 600.0)
-        worker.serve()
-    except BaseException:  # noqa: BLE001
-        import traceback
-        traceback.print_exc()
-        code = 1
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # No interpreter teardown: process-group destructors can block on dead peers.
-        os._exit(code)
+    worker = Rank(socket.socket(fileno=fds[r]), workdir)
+    prewarm = os.environ.get("PKB_PREWARM")  # "<device>,<world size>,<guard 0|1>"
+    if prewarm:
+        device, world, guard = prewarm.split(",")
+        worker.setup(r, int(world), device, guard == "1", 600.0)
+    worker.serve()
+    return 0
 
 
 def main() -> int:
@@ -56,31 +43,10 @@ def main() -> int:
 
     import pkb_ray.engine.worker.rank  # noqa: F401
     print("ready", flush=True)
-    pids = {}
-    for r, fd in enumerate(fds):
-        pid = os.fork()
-        if pid == 0:
-            for other in fds:
-                if other != fd:
-                    os.close(other)
-            _rank_main(r, fd, workdir)
-        pids[pid] = r
-    for fd in fds:
+    pids = reap.fork_ranks(len(fds), workdir, lambda r: _rank_main(r, fds, workdir))
+    for fd in fds:  # only the ranks hold their channels: a judge sees a gone rank's EOF
         os.close(fd)
-    while pids:
-        try:
-            pid, status = os.wait()
-        except ChildProcessError:
-            break
-        r = pids.pop(pid, None)
-        if r is None:
-            continue
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            print(f"rank {r} killed by signal {name}", file=sys.stderr, flush=True)
-        else:
-            print(f"rank {r} exited with code {os.WEXITSTATUS(status)}", file=sys.stderr, flush=True)
+    reap.reap(pids)
     return 0
 
 
