@@ -5,7 +5,7 @@
     pkb eval PROBLEM CANDIDATE.py [--world-size N] [--device cpu|cuda] [--json]
     pkb models list
     pkb prompt PROBLEM
-    pkb report SWEEP_NAME
+    pkb report SWEEP_NAME [SWEEP_NAME ...]   (several: one leaderboard, modes side by side)
     pkb ui [--uri sqlite:///mlflow.db] [--port 5000]
     pkb agent run PROBLEM [sweep overrides] [agent.KEY=VALUE ...]
 """

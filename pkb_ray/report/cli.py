@@ -1,39 +1,74 @@
-"""`pkb report SWEEP_NAME`: rebuild the leaderboard from a sweep's journal."""
+"""`pkb report SWEEP_NAME [SWEEP_NAME ...]`: rebuild the leaderboard from sweeps' journals.
+
+One name: the sweep's leaderboard, written beside its journal. Several: their current
+records in one leaderboard (modes side by side), refused when their settings differ in
+anything but the mode (report/combine.py), written to `<root>/_compare/<a>+<b>+.../` or
+`--out`."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+
+COMPARE_DIR = "_compare"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="rebuild a sweep's leaderboard from its journal")
-    p.add_argument("sweep_name")
+    p = sub.add_parser("report", help="rebuild a sweep's leaderboard from its journal; with "
+                       "several sweeps, one leaderboard of them all (modes side by side)")
+    p.add_argument("sweep_names", nargs="+", metavar="SWEEP_NAME")
     p.add_argument("--root", default="sweeps", help="the sweeps directory (sweep.root)")
+    p.add_argument("--out", default=None, help="where a report over several sweeps goes "
+                   f"(default: ROOT/{COMPARE_DIR}/A+B+...)")
     p.set_defaults(handler=_run)
 
 
-def _run(args: argparse.Namespace) -> int:
-    import sys
+def _fail(message: str) -> int:
+    print(f"pkb report: {message}", file=sys.stderr)
+    return 2
 
-    from pkb_ray.report.leaderboard import build_report, print_leaderboard
+
+def _read(root: Path, name: str):
+    """The sweep's current records (one per cell: the latest; a superseded record stays in
+    the journal, unshown)."""
     from pkb_ray.store.journal import current_records, read_journal
 
-    sweep_dir = Path(args.root) / args.sweep_name
-    try:
-        results = read_journal(sweep_dir / "journal.jsonl")
-    except FileNotFoundError as exc:
-        known = sorted(p.name for p in Path(args.root).glob("*") if (p / "journal.jsonl").exists())
-        print(f"pkb report: {exc}; sweeps under {args.root}/: {', '.join(known) or 'none'}",
-              file=sys.stderr)
-        return 2
-    except ValueError as exc:  # a corrupted line: the message names file and line
-        print(f"pkb report: {exc}", file=sys.stderr)
-        return 2
-    # One record per cell: the latest (a superseded record stays in the journal, unshown).
-    results = current_records(results)
-    title = f"sweep {args.sweep_name}: {len(results)} cells"
-    report = build_report(results, sweep_dir, title)
+    return current_records(read_journal(root / name / "journal.jsonl"))
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pkb_ray.report.combine import SettingsDiffer, combine_sweeps, sweep_modes
+    from pkb_ray.report.leaderboard import build_report, print_leaderboard
+
+    root, names = Path(args.root), list(args.sweep_names)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        return _fail(f"sweep {', '.join(repeated)} named more than once")
+    if args.out and len(names) == 1:
+        return _fail("--out is for a report over several sweeps; one sweep's report is "
+                     f"written beside its journal ({root / names[0]})")
+    sweeps = {}
+    for name in names:
+        try:
+            sweeps[name] = _read(root, name)
+        except FileNotFoundError as exc:
+            known = sorted(p.name for p in root.glob("*") if (p / "journal.jsonl").exists())
+            return _fail(f"{exc}; sweeps under {root}/: {', '.join(known) or 'none'}")
+        except ValueError as exc:  # a corrupted line: the message names file and line
+            return _fail(str(exc))
+    if len(names) == 1:
+        results, out_dir = sweeps[names[0]], root / names[0]
+        title = f"sweep {names[0]}: {len(results)} cells"
+    else:
+        try:
+            results = combine_sweeps(sweeps)
+        except SettingsDiffer as exc:
+            return _fail(str(exc))
+        out_dir = Path(args.out) if args.out else root / COMPARE_DIR / "+".join(names)
+        title = (f"sweeps {', '.join(f'{n} ({sweep_modes(r)}, {len(r)} cells)' for n, r in sweeps.items())}"
+                 f": {len(results)} cells")
+    report = build_report(results, out_dir, title)
     print_leaderboard(report, title)
-    print("wrote " + ", ".join(str(p) for p in report.files()))
+    print(f"wrote into {out_dir}: " + ", ".join(p.name for p in report.files()))
     return 0

@@ -12,8 +12,9 @@ from pkb_ray.records import CellResult
 from pkb_ray.report.facts import SweepFacts, sweep_facts
 from pkb_ray.report.heatmap import plot_heatmap
 from pkb_ray.report.metrics import FAST_P_THRESHOLDS, ModelSummary, fast_p_at_k, group_cells, summarize
+from pkb_ray.report.modes import comparison_markdown, comparison_table, mode_comparison  # noqa: F401 (its old home)
 from pkb_ray.report.tables import ProblemTable, problem_table
-from pkb_ray.report.turn_curves import turn_curves
+from pkb_ray.report.turn_curves import CURVE_MODES, plot_step_curves, step_curves
 
 LEGEND = (
     "pass@k: unbiased estimator over the k attempts per problem. fast_p@k: correct and "
@@ -33,15 +34,21 @@ class Report:
     csv_path: Path
     plot_path: Path | None
     curves: dict[str, dict[str, list[float]]]
+    """model -> curve name -> one value per step (report/turn_curves.py: agent mode's
+    `pass@turn`..., tools mode's `pass@step`...; CURVE_MODES maps a name to its mode)."""
     turn_plot_path: Path | None = None
+    """Agent mode's curves over turns."""
     problems_csv_path: Path | None = None
     heatmap_path: Path | None = None
     facts: SweepFacts | None = None
     problems: ProblemTable | None = None
+    step_plot_path: Path | None = None
+    """Tools mode's curves over tool calls."""
 
     def files(self) -> list[Path]:
         return [p for p in (self.markdown_path, self.csv_path, self.problems_csv_path,
-                            self.plot_path, self.heatmap_path, self.turn_plot_path) if p]
+                            self.plot_path, self.heatmap_path, self.turn_plot_path,
+                            self.step_plot_path) if p]
 
 
 def _fmt(value: object) -> str:
@@ -61,33 +68,34 @@ def _columns(summaries: list[ModelSummary]) -> list[str]:
     return cols
 
 
-def mode_comparison(summaries: list[ModelSummary]) -> list[dict[str, str]]:
-    """Zero-shot and agent figures side by side, for models swept in both modes."""
-    by_model: dict[str, dict[str, ModelSummary]] = {}
-    for s in summaries:
-        by_model.setdefault(s.model, {})[s.mode] = s
-    rows = []
-    for model, modes in by_model.items():
-        if {"zeroshot", "agent"} <= set(modes):
-            z, a = modes["zeroshot"], modes["agent"]
-            rows.append({
-                "model": model,
-                "zeroshot pass@1": _fmt(z.pass_at_1), "agent pass@1": _fmt(a.pass_at_1),
-                "zeroshot fast_1@k": _fmt(z.fast1_at_k), "agent fast_1@k": _fmt(a.fast1_at_k),
-                "zeroshot geomean x": _fmt(z.geomean_speedup), "agent geomean x": _fmt(a.geomean_speedup),
-                "zeroshot cost $": f"{z.cost_usd:.2f}", "agent cost $": f"{a.cost_usd:.2f}",
-            })
-    return rows
-
-
 def _markdown_table(cols: list[str], rows: list[dict[str, object]]) -> list[str]:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |" for r in rows]
     return lines
 
 
+def curves_markdown(curves: dict[str, dict[str, list[float]]]) -> list[str]:
+    """The curves over steps as text: one row per (model, curve), its value after each
+    step (the first 20)."""
+    if not curves:
+        return []
+    modes = {CURVE_MODES.get(n) for named in curves.values() for n in named}
+    plots = ", ".join(f for m, f in (("agent", "pass_at_turn.png"), ("tools", "pass_at_step.png"))
+                      if m in modes)
+    lines = ["", "## Correct by step (agent modes)", "",
+             "Share of cells after each step (a turn of the feedback agent, a tool call of the "
+             f"tool agent); definitions in pkb_ray/report/turn_curves.py. Plots: {plots}.", "",
+             "| model | mode | curve | steps | after step 1, 2, ... |", "|---|---|---|---|---|"]
+    for model, named in curves.items():
+        for name, values in named.items():
+            shown = ", ".join(f"{v:.2f}" for v in values[:20]) + (", ..." if len(values) > 20 else "")
+            lines.append(f"| {model} | {CURVE_MODES.get(name, '?')} | {name} | {len(values)} | {shown} |")
+    return lines
+
+
 def to_markdown(summaries: list[ModelSummary], facts: SweepFacts | None = None,
-                table: ProblemTable | None = None, title: str = "Leaderboard") -> str:
+                table: ProblemTable | None = None, title: str = "Leaderboard",
+                curves: dict[str, dict[str, list[float]]] | None = None) -> str:
     lines = [f"# {title}", ""]
     if facts is not None:
         lines += [f"{line}  " for line in facts.header()] + [""]
@@ -97,10 +105,8 @@ def to_markdown(summaries: list[ModelSummary], facts: SweepFacts | None = None,
         lines += ["", "## Per problem (best correct speedup, or why none was correct)", ""]
         rows = table.as_dicts()
         lines += _markdown_table(list(rows[0]), rows)
-    comparison = mode_comparison(summaries)
-    if comparison:
-        lines += ["", "Zero-shot and agent mode side by side:", ""]
-        lines += _markdown_table(list(comparison[0]), comparison)
+    lines += comparison_markdown(summaries)
+    lines += curves_markdown(curves or {})
     lines += ["", LEGEND]
     return "\n".join(lines) + "\n"
 
@@ -167,42 +173,20 @@ def build_report(results: list[CellResult], out_dir: Path, title: str = "Leaderb
     summaries = summarize(results)
     facts = sweep_facts(results)
     table = problem_table(results)
+    curves = step_curves(results)
     md = out_dir / "leaderboard.md"
-    md.write_text(to_markdown(summaries, facts, table, title), encoding="utf-8")
+    md.write_text(to_markdown(summaries, facts, table, title, curves), encoding="utf-8")
     csv_path = out_dir / "leaderboard.csv"
     write_csv(summaries, csv_path)
     problems_csv = out_dir / "leaderboard_problems.csv"
     write_problems_csv(table, problems_csv)
     plot = plot_fast_p(results, out_dir / "fast_p.png")
     heatmap = plot_heatmap(results, out_dir / "heatmap.png")
-    curves = turn_curves(results)
-    turn_plot = plot_turn_curves(curves, out_dir / "pass_at_turn.png") if curves else None
+    zeroshot = {s.model: s.pass_at_1 for s in summaries if s.mode == "zeroshot"}
+    turn_plot = plot_step_curves(curves, "agent", out_dir / "pass_at_turn.png", zeroshot, facts.short())
+    step_plot = plot_step_curves(curves, "tools", out_dir / "pass_at_step.png", zeroshot, facts.short())
     return Report(summaries, md, csv_path, plot, curves, turn_plot, problems_csv, heatmap,
-                  facts, table)
-
-
-def plot_turn_curves(curves: dict[str, dict[str, list[float]]], path: Path) -> Path:
-    """Agent mode: pass@1 and fast1@1 after each turn, one pair of lines per model."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for model, named in curves.items():
-        turns = range(1, len(named["pass@turn"]) + 1)
-        (line,) = ax.plot(turns, named["pass@turn"], marker="o", label=f"{model} pass@turn")
-        ax.plot(turns, named["fast1@turn"], marker="x", ls="--", color=line.get_color(),
-                label=f"{model} fast1@turn")
-    ax.set_xlabel("turn")
-    ax.set_ylabel("fraction of cells")
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+                  facts, table, step_plot)
 
 
 def _display_row(s: ModelSummary) -> dict[str, str]:
@@ -257,11 +241,6 @@ def print_leaderboard(report: Report, title: str) -> None:
         for row in rows_p:
             per.add_row(*row.values())
         console.print(per)
-    comparison = mode_comparison(report.summaries)
-    if comparison:
-        side = Table(title="zero-shot and agent mode side by side")
-        for c in comparison[0]:
-            side.add_column(c, justify="left" if c == "model" else "right", no_wrap=True)
-        for row in comparison:
-            side.add_row(*row.values())
+    side = comparison_table(report.summaries)
+    if side is not None:
         console.print(side)

@@ -87,6 +87,10 @@ class ModelSummary:
     """Cells per status (correct, incorrect, failed, implausible)."""
     launch_bound: int = 0
     """Correct cells flagged launch_bound (not in fast_p or the geometric mean)."""
+    fast1_at_1: float = 0.0
+    """fast_1 with one attempt drawn (the modes' side-by-side table: pass@1 beside it)."""
+    sig_fast1_at_1: float = 0.0
+    """sig_fast_1 with one attempt drawn."""
 
     @property
     def fast1_at_k(self) -> float:
@@ -162,6 +166,8 @@ def summarize(results: list[CellResult]) -> list[ModelSummary]:
                 cost_usd=sum(c.generation.cost_usd for c in cells),
                 counts=dict(counts),
                 launch_bound=sum(1 for c in cells if correct(c) and is_launch_bound(c)),
+                fast1_at_1=fast_p_at_k(per_problem, 1.0, 1),
+                sig_fast1_at_1=fast_p_at_k(per_problem, 1.0, 1, True),
             )
         )
     return summaries
