@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # The GPU verification run, for the device (nvidia-h200-x2), in steps with their own limits:
 #   bash scripts/device_verify.sh STEP...
-# steps: setup env engine bench bench_host self self_pkb mlflow
+# steps: setup env engine bench bench_host self self_pkb mlflow tools
 # One log (device.log), result files and tables go to $OUT (the device tool brings them back).
 # Needs, carried along: .devsite (bash ../shared/device/pack-site.sh: Ray, Hydra; .tgz, or recompressed with xz to .txz to leave room under the 64 MiB a call carries) and
 # .devtools holding Debian's bubblewrap .deb (apt-get download bubblewrap) and, for
 # self_pkb, an upstream PKB tree at .devtools/pkb_upstream (never committed); for mlflow,
-# .devsite/mlflow-py312.txz (bash scripts/pack_mlflow.sh: MLflow for the driver, ~12 MB).
+# .devsite/mlflow-py312.txz (bash scripts/pack_mlflow.sh: MLflow for the driver, ~12 MB); for
+# tools (a tools-mode sweep of 8 scripted episodes, scripts/bench_tools_sweep.py),
+# .devsite/litellm-py312.txz (bash scripts/pack_litellm.sh: litellm, the OpenAI SDK, pydantic and
+# aiohttp, ~15 MB). Site, litellm and MLflow packs together pass the 64 MiB a call carries:
+# move mlflow-py312.txz aside for a tools run (its tracking is off). The litellm pack unpacks
+# into its own /tmp/litellm_site, first on the tools step's path only: the MLflow pack holds
+# other versions of pydantic and friends, which must not mix with its files in /tmp/site.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/site
 [ -f /tmp/site/.unpacked ] || { tar xf "$(ls .devsite/site-py312.t*z | head -1)" -C /tmp/site && touch /tmp/site/.unpacked; }
 if [ -f .devsite/mlflow-py312.txz ] && [ ! -f /tmp/site/.mlflow ]; then
   tar xJf .devsite/mlflow-py312.txz -C /tmp/site && touch /tmp/site/.mlflow
+fi
+if [ -f .devsite/litellm-py312.txz ] && [ ! -f /tmp/litellm_site/.unpacked ]; then
+  mkdir -p /tmp/litellm_site && tar xJf .devsite/litellm-py312.txz -C /tmp/litellm_site && touch /tmp/litellm_site/.unpacked
 fi
 REPO=$PWD
 export PYTHONPATH=/tmp/site:$PWD
@@ -59,6 +68,14 @@ for s in "$@"; do
               problems=collectives eval.device=cuda sweep.name=gpu_compare sweep.progress=false \
               eval.cache_dir=$PKB_CACHE"
             tar czf "$OUT/gpu_mlflow.tgz" -C "$OUT" gpu_mlflow/mlartifacts gpu_mlflow/sweeps ;;
+    # 8 episodes of a scripted tool-using model (tests/agent/tool_server.py) on allreduce, as
+    # `sweep.py mode=tools` runs them; tools_sweep_cuda.{json,md} come back.
+    tools) step tools 500 env PYTHONPATH="/tmp/litellm_site:$PYTHONPATH" python3 scripts/bench_tools_sweep.py \
+             --device cuda --episodes 8 --cache-dir "$PKB_CACHE" --out "$OUT" ;;
+    # The same sweep on the node's CPUs: proves the packs carry the whole tools-mode driver
+    # (Ray, litellm, the sandbox) on the GPU image when only a one-GPU machine is lent.
+    tools_cpu) step tools_cpu 400 env PYTHONPATH="/tmp/litellm_site:$PYTHONPATH" python3 scripts/bench_tools_sweep.py \
+                 --device cpu --episodes 8 --cache-dir "$PKB_CACHE" --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;
   esac
 done
