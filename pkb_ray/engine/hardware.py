@@ -5,8 +5,10 @@ initialises CUDA in the calling process (the node actor must stay CUDA-free so t
 rank processes own the GPUs): on cuda it asks nvidia-smi.
 
 `measure_profile()` runs inside a fresh rank process (the launcher starts one) and measures
-peer copy bandwidth for every GPU pair, HBM bandwidth and bf16/fp32 matmul rates; the
-result is cached per fingerprint in `<cache_dir>/hardware/`. On cpu there is no profile
+peer copy bandwidth for every GPU pair, HBM bandwidth and bf16/fp32 matmul rates, and
+records the device facts the prompts state (name, memory, SMs, compute capability, the
+link of every pair from `nvidia-smi topo -m`); the result is cached per fingerprint in
+`<cache_dir>/hardware/`. On cpu there is no profile
 and the roofline is left None: the problems' bounds are NVLink and HBM bounds, which a CPU
 run has nothing to say about.
 """
@@ -18,9 +20,10 @@ import hashlib
 import json
 import os
 import platform
+import re
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
@@ -89,6 +92,10 @@ def l2_bytes(device_index: int = 0) -> int:
 
 @dataclass
 class HardwareProfile:
+    """What one node's GPUs can do, measured there (`measure_profile`). GPU indices are the
+    node's visible order (rank r runs on GPU r). Fields added later default to empty, so a
+    profile cached by older code still loads; `complete` says whether it has them."""
+
     fingerprint: str
     peer_bw_gbps: dict[str, float] = field(default_factory=dict)
     """GB/s (1e9 bytes/s) of a copy from GPU i to GPU j, key "i->j"."""
@@ -97,12 +104,62 @@ class HardwareProfile:
     bf16_tflops: float = 0.0
     fp32_tflops: float = 0.0
     topology: str = ""
+    """`nvidia-smi topo -m` as printed (physical indices, every GPU of the host)."""
     measured_at: float = 0.0
+    gpu_name: str = ""
+    gpu_count: int = 0
+    """GPUs visible to the node's ranks."""
+    gpu_memory_bytes: int = 0
+    """Total memory of one GPU (GPU 0)."""
+    sm_count: int = 0
+    compute_capability: str = ""
+    """"major.minor", e.g. "9.0"."""
+    peer_access: dict[str, bool] = field(default_factory=dict)
+    """torch.cuda.can_device_access_peer(i, j), key "i->j"."""
+    links: dict[str, str] = field(default_factory=dict)
+    """The link between GPU i and GPU j from `topology`, key "i->j": "NV18" (18 bonded
+    NVLinks), or a PCIe path (SYS, NODE, PHB, PXB, PIX: no NVLink)."""
+    torch_version: str = ""
+    cuda_version: str = ""
+
+    @property
+    def complete(self) -> bool:
+        """Whether it holds the device facts a prompt states (profiles cached before
+        gpu_name and friends existed do not)."""
+        return bool(self.gpu_name and self.sm_count and self.gpu_count)
 
     def min_peer_bw_gbps(self, world_size: int) -> float | None:
         vals = [v for k, v in self.peer_bw_gbps.items()
                 if all(int(x) < world_size for x in k.split("->"))]
         return min(vals) if vals else None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def topology_links(topo: str, physical: list[int]) -> dict[str, str]:
+    """The link type between visible GPUs i and j ("i->j") from `nvidia-smi topo -m`,
+    whose rows and columns are the host's physical GPUs; `physical[i]` is visible GPU i's
+    physical index. Pairs the matrix does not cover are left out."""
+    lines = [_ANSI.sub("", ln) for ln in topo.splitlines()]
+    header = next((ln.split() for ln in lines if ln.split()[:1] == ["GPU0"] and "X" not in ln.split()),
+                  None)
+    if header is None:
+        return {}
+    columns = [c for c in header if re.fullmatch(r"GPU\d+", c)]
+    matrix: dict[int, dict[int, str]] = {}
+    for ln in lines:
+        cells = ln.split("\t") if "\t" in ln else ln.split()
+        cells = [c.strip() for c in cells]
+        if not cells or not re.fullmatch(r"GPU\d+", cells[0]) or len(cells) <= len(columns):
+            continue
+        matrix[int(cells[0][3:])] = {int(c[3:]): cells[1 + k] for k, c in enumerate(columns)}
+    out = {}
+    for i, pi in enumerate(physical):
+        for j, pj in enumerate(physical):
+            if i != j and pj in matrix.get(pi, {}):
+                out[f"{i}->{j}"] = matrix[pi][pj]
+    return out
 
 
 def profile_path(cache_dir: str | Path, fp: str) -> Path:
@@ -114,9 +171,16 @@ def load_profile(cache_dir: str | Path, fp: str) -> HardwareProfile | None:
     if not p.exists():
         return None
     try:
-        return HardwareProfile(**json.loads(p.read_text()))
-    except (ValueError, TypeError):
+        return profile_from_dict(json.loads(p.read_text()))
+    except (ValueError, TypeError, AttributeError):
         return None
+
+
+def profile_from_dict(d: dict) -> HardwareProfile:
+    """A profile from its JSON form; keys this version does not know are ignored, keys it
+    added since are defaulted (a profile of older code loads, `complete` False)."""
+    known = {f.name for f in fields(HardwareProfile)}
+    return HardwareProfile(**{k: v for k, v in d.items() if k in known})
 
 
 def save_profile(cache_dir: str | Path, prof: HardwareProfile) -> None:
@@ -161,11 +225,37 @@ def _peer_copy_gbps(src: torch.Tensor, dst: torch.Tensor, i: int, j: int, reps: 
     return reps * src.numel() * src.element_size() / best / 1e9
 
 
+def _physical_indices(n: int) -> list[int]:
+    """nvidia-smi's index of each visible GPU (it ignores CUDA_VISIBLE_DEVICES, so its
+    topology matrix covers the whole host)."""
+    ids = _visible_indices(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if not ids:
+        return list(range(n))
+    if all(i.isdigit() for i in ids):
+        return [int(i) for i in ids][:n]
+    by_uuid = {}
+    for row in _nvidia_smi("--query-gpu=index,uuid", "--format=csv,noheader").splitlines():
+        index, _, uuid = row.partition(", ")
+        if index.strip().isdigit():
+            by_uuid[uuid.strip()] = int(index)
+    # CUDA_VISIBLE_DEVICES may name a GPU by a unique prefix of its UUID.
+    found = [next((v for u, v in by_uuid.items() if u.startswith(i)), -1) for i in ids][:n]
+    return found if -1 not in found else list(range(n))
+
+
 def measure_profile(fp: str) -> HardwareProfile:
     """Measure on every visible GPU pair (run in a fresh process that sees the node's GPUs).
     About 1 s per pair plus ~3 s; 256 MB copies and 8192^3 matmuls."""
     n = torch.cuda.device_count()
-    prof = HardwareProfile(fingerprint=fp, topology=_nvidia_smi("topo", "-m"), measured_at=time.time())
+    props = torch.cuda.get_device_properties(0)
+    prof = HardwareProfile(fingerprint=fp, topology=_nvidia_smi("topo", "-m"), measured_at=time.time(),
+                           gpu_name=props.name, gpu_count=n, gpu_memory_bytes=int(props.total_memory),
+                           sm_count=int(props.multi_processor_count),
+                           compute_capability=f"{props.major}.{props.minor}",
+                           torch_version=torch.__version__, cuda_version=torch.version.cuda or "")
+    prof.links = topology_links(prof.topology, _physical_indices(n))
+    prof.peer_access = {f"{i}->{j}": bool(torch.cuda.can_device_access_peer(i, j))
+                        for i in range(n) for j in range(n) if i != j}
     nbytes = 256 << 20
     bufs = [torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{i}") for i in range(n)]
     for i in range(n):

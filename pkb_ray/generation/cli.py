@@ -1,4 +1,4 @@
-"""`pkb models list [--json]` and `pkb prompt PROBLEM [--source S] [--hardware FILE]`."""
+"""`pkb models list [--json]` and `pkb prompt PROBLEM [--source S] [--hardware FILE | --profile FILE]`."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prompt.add_argument("--source", default="builtin",
                         help="problem source: builtin, a directory, or pkb:/path (default builtin)")
     prompt.add_argument("--hardware", default=None,
-                        help="file with the node's hardware description (default: H200 NVLink)")
+                        help="file with the hardware section as text (default: written from --profile, "
+                             "else the design target, labelled as not measured)")
+    prompt.add_argument("--profile", default=None,
+                        help="a node's measured hardware profile (<eval.cache_dir>/hardware/<fingerprint>.json)")
     prompt.add_argument("--world-size", type=int, default=2, help="ranks of the evaluation (default 2)")
     prompt.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     prompt.add_argument("--size", default=None,
@@ -87,8 +90,14 @@ def _prompt(args: argparse.Namespace) -> int:
             hardware = f.read()
     size = args.size or ("bench" if args.device == "cuda" else "small")
     load_s = args.load_timeout_s if args.load_timeout_s is not None else TimeoutConfig().load_s
+    profile = None
+    if args.profile:
+        from pkb_ray.engine.hardware import profile_from_dict
+
+        with open(args.profile, encoding="utf-8") as f:
+            profile = profile_from_dict(json.load(f))
     context = EvalContext(world_size=args.world_size, device=args.device, size=size,
-                          load_timeout_s=load_s)
+                          load_timeout_s=load_s, profile=profile)
     p = build_prompt(load_problem(args.source, args.problem), hardware, context)
     if args.json:
         json.dump({"version": p.version, "hash": p.hash, "messages": p.messages},

@@ -10,21 +10,22 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pkb_ray.generation.hardware_text import DESIGN_TARGET, hardware_section, rounded
+
 if TYPE_CHECKING:
+    from pkb_ray.engine.hardware import HardwareProfile
     from pkb_ray.problems.spec import Problem
 
-PROMPT_VERSION = "pkb-ray-prompt-v3"
+PROMPT_VERSION = "pkb-ray-prompt-v4"
+"""v4: the hardware section is measured on the evaluating node (or labelled as the design
+target when it is not, or as the CPU note on cpu); the roofline uses the measured rates."""
 
-DEFAULT_HARDWARE = """\
-NVIDIA H200 GPUs (141 GB HBM3e each, about 4.8 TB/s HBM bandwidth, compute capability
-9.0, 132 SMs), every pair joined by NVLink (NV18: 18 links, about 478 GB/s per direction
-between two GPUs; a measured peer-read copy reaches about 365 GB/s). Peer access between
-all GPUs works. NVLink multicast (NVLS) is disabled: `multicast_ptr`, multimem
-instructions and cuMulticastCreate are NOT available.
-Software: PyTorch 2.11 with CUDA 13.0."""
+DEFAULT_HARDWARE = DESIGN_TARGET
+"""The design target's description: the hardware section when no profile is given (labelled
+as not measured; generation/hardware_text.py writes the measured one)."""
 
 # What the roofline in the prompt assumes when no node profile is given: the profile the
 # harness measured on 2 x H200 (benchmarks/results/device_2026-11-22, peer copy 0->1 and
@@ -56,6 +57,9 @@ class EvalContext:
     """The entry of the problem's `sizes` the inputs are made at."""
     load_timeout_s: float = 180.0
     """eval.timeouts.load_s: importing the candidate, load_inline compilation included."""
+    profile: HardwareProfile | None = field(default=None, hash=False)
+    """The evaluating node's measured hardware profile (None: on cpu, or none could be
+    measured): the prompt's hardware section and roofline are written from it."""
     inputs: tuple[tuple[str, str], ...] = ()
     """(problem id, input description) pairs computed once by the driver (`with_inputs`), so
     generation actors never build a data-dependent problem's tensors themselves; a problem
@@ -248,11 +252,16 @@ def _roofline_line(problem: Problem, ctx: EvalContext) -> str:
     from pkb_ray.engine.hardware import HardwareProfile
     from pkb_ray.engine.roofline import roofline_ms
 
-    peers = {f"{i}->{j}": DEFAULT_PEER_GBPS for i in range(ctx.world_size)
-             for j in range(ctx.world_size) if i != j}
-    profile = HardwareProfile(fingerprint="prompt-default", peer_bw_gbps=peers,
-                              hbm_bw_gbps=DEFAULT_HBM_GBPS, bf16_tflops=DEFAULT_BF16_TFLOPS,
-                              fp32_tflops=DEFAULT_FP32_TFLOPS)
+    if ctx.profile is not None:
+        profile = rounded(ctx.profile)  # the figures the hardware section states
+        where = "measured on this node"
+    else:
+        peers = {f"{i}->{j}": DEFAULT_PEER_GBPS for i in range(ctx.world_size)
+                 for j in range(ctx.world_size) if i != j}
+        profile = HardwareProfile(fingerprint="prompt-default", peer_bw_gbps=peers,
+                                  hbm_bw_gbps=DEFAULT_HBM_GBPS, bf16_tflops=DEFAULT_BF16_TFLOPS,
+                                  fp32_tflops=DEFAULT_FP32_TFLOPS)
+        where = "measured on 2 x H200, the design target"
     dtype = str(problem.spec.sizes[ctx.size].get("dtype", problem.spec.dtype))
     floor_ms = roofline_ms(counts, profile, ctx.world_size, dtype)
     parts = [f"{counts.nvlink_bytes_per_rank / 1e6:.3g} MB over NVLink",
@@ -260,10 +269,11 @@ def _roofline_line(problem: Problem, ctx: EvalContext) -> str:
              f"{counts.flops_per_rank / 1e9:.3g} GFLOP"]
     if floor_ms is None:
         return "Roofline: the busiest rank must move " + ", ".join(parts) + "."
-    return (f"Roofline: the busiest rank must move {', '.join(parts)}; at {DEFAULT_PEER_GBPS:g} GB/s "
-            f"per peer link, {DEFAULT_HBM_GBPS / 1000:.2f} TB/s HBM and "
-            f"{DEFAULT_BF16_TFLOPS:g} bf16 / {DEFAULT_FP32_TFLOPS:g} fp32 TFLOPS (measured on "
-            f"2 x H200) that takes at least {floor_ms * 1000:.3g} us per call. Your time "
+    peer = profile.min_peer_bw_gbps(ctx.world_size) or 0.0
+    return (f"Roofline: the busiest rank must move {', '.join(parts)}; at {peer:g} GB/s "
+            f"per peer link (the slowest), {profile.hbm_bw_gbps / 1000:.2f} TB/s HBM and "
+            f"{profile.bf16_tflops:g} bf16 / {profile.fp32_tflops:g} fp32 TFLOPS ({where}) "
+            f"that takes at least {floor_ms * 1000:.3g} us per call. Your time "
             f"is reported as a fraction of it; a correct result faster than "
             f"{IMPLAUSIBLE_BELOW_ROOFLINE:g} x this bound is reported as implausible, not fast.")
 
@@ -278,8 +288,10 @@ def _evaluation_section(problem: Problem, ctx: EvalContext) -> str:
     """What this evaluation is: world size and node, the real input shapes, tolerance,
     roofline and the load limit."""
     s = problem.spec
+    links = ("every pair of those GPUs joined by NVLink" if ctx.profile is None else
+             "linked as listed under Hardware")
     where = (f"one node: {ctx.world_size} processes, one per GPU, ranks 0..{ctx.world_size - 1}, "
-             f"every pair of those GPUs joined by NVLink" if ctx.device == "cuda" else
+             f"{links}" if ctx.device == "cuda" else
              f"one CPU machine: {ctx.world_size} processes (gloo, CPU tensors; no symmetric memory)")
     also = [w for w in s.world_sizes if w != ctx.world_size]
     params = s.sizes.get(ctx.size, {})
@@ -317,10 +329,11 @@ def _precision_note(problem: Problem) -> str:
 def build_prompt(problem: Problem, hardware: str | None = None,
                  context: EvalContext | None = None) -> Prompt:
     """The chat messages for one problem and one evaluation (`context`; default: world
-    size 2 on cuda at the bench size). `hardware` is the node's description as text; None
-    uses the default H200 NVLink description."""
+    size 2 on cuda at the bench size). `hardware`: the hardware section as text, which
+    overrides the one written from the context (`hardware_section`: the measured profile,
+    else the labelled design target, or the CPU note)."""
     ctx = context or EvalContext()
-    hw = (hardware or DEFAULT_HARDWARE).strip()
+    hw = (hardware or hardware_section(ctx.profile, ctx.world_size, ctx.device)).strip()
     user = "\n\n".join([
         "Rewrite the following multi-GPU PyTorch workload so that it uses no NCCL: move "
         "data between GPUs yourself through symmetric memory over NVLink, with custom "

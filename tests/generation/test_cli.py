@@ -51,3 +51,15 @@ def test_prompt_prints_a_builtin_problem(capsys):
     assert main(["prompt", "allreduce", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["hash"]) == 64 and "all_reduce" in doc["messages"][1]["content"]
+
+
+def test_prompt_from_a_cached_profile(capsys, tmp_path):
+    import dataclasses
+
+    from .test_hardware_text import h100x8_missing_3_5
+
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(dataclasses.asdict(h100x8_missing_3_5())))
+    assert main(["prompt", "allreduce", "--json", "--world-size", "8", "--profile", str(path)]) == 0
+    user = json.loads(capsys.readouterr().out)["messages"][1]["content"]
+    assert "8 x NVIDIA H100 80GB HBM3" in user and "except 3-5 (SYS)" in user

@@ -1,0 +1,65 @@
+"""The hardware profile a sweep's prompts describe, asked of one evaluating node at plan time.
+
+The plan needs it before any evaluator exists: the prompt's hash is part of every API
+cell's identity, so the cells already recorded are known only once the prompt is. One
+NodeEvaluator is started on the first GPU node that can hold the sweep (the node the
+evaluators list first), holding all that node's GPUs as the evaluators will (so it has
+their fingerprint and reads their cached profile), asked `hardware_profile`, and killed;
+no placement group is made, so nothing is left reserved. On a mixed cluster the prompts
+describe that one node.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from pkb_ray.config.schema import ModelConfig, RootConfig
+from pkb_ray.driver.checks import say
+
+if TYPE_CHECKING:
+    from pkb_ray.engine.hardware import HardwareProfile
+
+PROBE_TIMEOUT_S = 600.0
+"""Start (Ray places the actor once the node's GPUs are free) plus a first measurement:
+about 1 s per GPU pair and 3 s, under evaluation.PROFILE_TIMEOUT_S (300 s) of its own."""
+
+
+def prompt_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig]) -> HardwareProfile | None:
+    """The profile the prompts are written from: None on cpu, or when no model of the sweep
+    calls an API (no prompt is built, and no GPU time is spent on it); else the first GPU
+    node's, or None (said) when none can be had, and the prompts state the design target."""
+    from pkb_ray.generation.sources import source_for
+
+    if device != "cuda" or not any(source_for(m).calls_api for m in models):
+        return None
+    try:
+        profile, why = node_hardware_profile(cfg.eval.world_size, cfg.eval.cache_dir)
+    except Exception as exc:  # noqa: BLE001: a failed probe costs the measured text, not the sweep
+        profile, why = None, f"{type(exc).__name__}: {exc}"
+    if profile is None:
+        say(f"pkb: no hardware profile from the GPU nodes ({why}); the prompts describe the "
+            "design target (2 x H200), labelled as not measured")
+    return profile
+
+
+def node_hardware_profile(world_size: int, cache_dir: str,
+                          timeout_s: float = PROBE_TIMEOUT_S) -> tuple[HardwareProfile | None, str]:
+    """(profile, why it is None) from the first alive node with >= world_size GPUs."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from pkb_ray.engine.node_evaluator import NodeEvaluator, gpu_nodes_in_cluster
+
+    nodes = [n for n in gpu_nodes_in_cluster() if n["gpus"] >= world_size]
+    if not nodes:
+        return None, f"no alive node has >= {world_size} GPUs"
+    node = nodes[0]
+    actor = NodeEvaluator.options(
+        num_cpus=1, num_gpus=node["gpus"], max_restarts=0,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node["node_id"], soft=False),
+    ).remote("cuda")
+    try:
+        profile = ray.get(actor.hardware_profile.remote(cache_dir), timeout=timeout_s)
+    finally:
+        ray.kill(actor)
+    return profile, "" if profile is not None else f"measuring on node {node['address']} failed"

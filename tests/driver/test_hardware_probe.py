@@ -1,0 +1,56 @@
+"""The sweep's plan asks one GPU node for its hardware profile through a real NodeEvaluator
+actor. No GPU here: a Ray node that advertises 2 GPUs, and the profile that node would have
+cached under its fingerprint (nvidia-smi is absent, so the fingerprint names no GPU, the
+same one in the actor as here)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from pkb_ray.config.schema import ModelConfig, RootConfig
+from pkb_ray.driver.hardware_probe import node_hardware_profile, prompt_profile
+from pkb_ray.engine import hardware
+
+
+def test_no_probe_on_cpu_or_without_api_models():
+    cfg = RootConfig()
+    api = ModelConfig(name="m", provider="openai_compatible", model_id="m", api_base="http://127.0.0.1:9")
+    expert = ModelConfig(name="expert", provider="expert")
+    # Neither starts Ray (it is not running here): no prompt is built, or there is no GPU.
+    assert prompt_profile(cfg, "cpu", [api]) is None
+    assert prompt_profile(cfg, "cuda", [expert]) is None
+
+
+@pytest.fixture
+def gpu_node():
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "num_gpus": 2})
+    ray.init(address=cluster.address)
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def test_the_plan_reads_the_node_profile_through_its_actor(gpu_node, tmp_path):
+    import ray
+
+    from tests.generation.test_hardware_text import h200x2
+
+    fp = hardware.fingerprint("cuda", "0,1")  # what the actor holding GPUs 0,1 computes
+    hardware.save_profile(tmp_path, dataclasses.replace(h200x2(), fingerprint=fp))
+    profile, why = node_hardware_profile(2, str(tmp_path), timeout_s=120)
+    assert profile is not None, why
+    assert profile.fingerprint == fp and profile.gpu_name == "NVIDIA H200" and profile.links["0->1"] == "NV18"
+    # The actor is killed: the node's GPUs come back for the evaluators (Ray frees them
+    # asynchronously; the evaluators' placement group waits for them).
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("GPU") != 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert ray.available_resources().get("GPU") == 2
+    none, why = node_hardware_profile(4, str(tmp_path))
+    assert none is None and "no alive node has >= 4 GPUs" in why
