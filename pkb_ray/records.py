@@ -143,6 +143,9 @@ class Generation:
     latency_s: float = 0.0
     cached: bool = False  # served from kernels_cache, no API call made
     turn: int = 1
+    tool: str = ""
+    """Tools mode: the tool this step calls (check, benchmark, profile, run, submit), whose
+    argument is `candidate_source`; "" otherwise, and on the step that ends an episode."""
 
     @property
     def tokens(self) -> int:
@@ -209,6 +212,12 @@ class TurnSummary:
     """What the model was sent: the full prompt on turn 1, the feedback after."""
     response: str | None = None
     """What the model answered."""
+    tool: str = ""
+    """Tools mode: the tool this step called ("" in agent mode)."""
+    tool_input: str = ""
+    """Tools mode: the tool's argument (a module's source, or a script)."""
+    device_s: float = 0.0
+    """Tools mode: the tool call's device-seconds (world size x wall; GPU-seconds on cuda)."""
 
 
 @dataclass

@@ -9,9 +9,10 @@ class ToolsUnsupported(ValueError):
     """This model cannot run the tool agent; the message says why and what to change."""
 
 
-def require_tool_support(cfg: ModelConfig, declared: list[str]) -> None:
-    """litellm's own table decides (`supports_function_calling`); `declared` (agent.tool_models)
-    names models it cannot know about, such as an openai_compatible endpoint."""
+def require_tool_support(cfg: ModelConfig, declared: list[str], setting: str = "agent.tool_models") -> None:
+    """litellm's own table decides (`supports_function_calling`); `declared` (the setting
+    named `setting`: agent.tool_models, or a sweep's mode.tools.tool_models) names models it
+    cannot know about, such as an openai_compatible endpoint."""
     from pkb_ray.generation.client import litellm_model_name, litellm_module
     from pkb_ray.generation.models import check_model_config, is_pseudo
 
@@ -32,4 +33,4 @@ def require_tool_support(cfg: ModelConfig, declared: list[str]) -> None:
         raise ToolsUnsupported(
             f"model {cfg.name!r} ({routed}): litellm does not list function calling for it, so the tool "
             f"agent refuses it. If the endpoint does call tools (e.g. vLLM with --enable-auto-tool-choice), "
-            f"declare it with agent.tool_models=[{cfg.name}]")
+            f"declare it with {setting}=[{cfg.name}]")

@@ -19,6 +19,11 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pkb_ray.config.schema import ModelConfig, RootConfig
+    from pkb_ray.engine.request import EvalRequest
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,30 +58,37 @@ def episode_spec(problem: str, sweep_overrides: list[str], attempt: int):
         raise ConfigError(bad)
     cfg = OmegaConf.to_object(compose_config(sweep_overrides))
     model = as_model_config(cfg.model)
-    base = eval_request(cfg, problem, model.name)
+    base = eval_request(cfg, problem, model)
     path = Path(cfg.sweep.root) / cfg.sweep.name / "agent" / model.name / problem / f"{attempt}.jsonl"
     return EpisodeSpec(model=model, attempt=attempt, base=base, journal_path=str(path),
                        kernels_cache=str(Path(cfg.generation.cache_dir).resolve()))
 
 
-def eval_request(cfg, problem: str, model_name: str):
-    """The request a zero-shot cell gets (driver/stages.py's eval_request; issue 14 makes
-    that one function, which this should then call)."""
+def eval_request(cfg: RootConfig, problem: str, model: ModelConfig) -> EvalRequest:
+    """The request a zero-shot cell of the same sweep gets: device and size resolved by the
+    sweep's own rule (driver/device.py, this machine standing in for the cluster's one
+    node), the guard from the model's candidate source, the rest from `eval` (as
+    driver/stages.py builds it)."""
+    from pkb_ray.config.validate import ConfigError
+    from pkb_ray.driver.device import decide_device
     from pkb_ray.engine.request import EvalRequest
+    from pkb_ray.generation.sources import source_for
 
-    ev = cfg.eval
-    device = ev.device
-    if device == "auto":
-        import torch  # only asks whether GPUs exist: no CUDA context is made
+    decision = decide_device(cfg, [model], _this_machine() if cfg.eval.device != "cpu" else [])
+    if decision.models is not None:  # the sweep's CPU self-check: no episode for this model
+        raise ConfigError(decision.notice.splitlines()[0] + f" Model {model.name} writes CUDA candidates; "
+                          "set eval.device=cpu to evaluate on CPU anyway.")
+    return EvalRequest.from_config(cfg.eval, problem_id=problem, problems_source=cfg.problems.source,
+                                   candidate_source="", device=decision.device, size=decision.size,
+                                   guard=source_for(model).guard, cell_id=f"{model.name}/{problem}/tools")
 
-        device = "cuda" if torch.cuda.device_count() >= ev.world_size else "cpu"
-    size = ev.size if ev.size != "auto" else ("bench" if device == "cuda" else "small")
-    return EvalRequest(problem_id=problem, problems_source=cfg.problems.source, candidate_source="",
-                       world_size=ev.world_size, device=device, size=size, trials=ev.trials, guard=ev.guard,
-                       time_candidate=ev.time_candidates, timing=ev.timing, timeouts=ev.timeouts,
-                       cache_dir=ev.cache_dir, torch_cuda_arch_list=ev.torch_cuda_arch_list,
-                       sandbox=ev.sandbox, transport=ev.transport,
-                       cell_id=f"{model_name}/{problem}/tools")
+
+def _this_machine() -> list[dict]:
+    """This machine as the one node of a Ray cluster (what decide_device reads), without
+    starting Ray: the episode evaluates here."""
+    import torch  # only asks whether GPUs exist: no CUDA context is made
+
+    return [{"Alive": True, "Resources": {"GPU": torch.cuda.device_count()}}]
 
 
 def _run(args: argparse.Namespace) -> int:

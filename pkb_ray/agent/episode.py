@@ -14,18 +14,18 @@ import dataclasses
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from pkb_ray.agent.capability import require_tool_support
 from pkb_ray.agent.config import AgentConfig, AgentLimits
 from pkb_ray.agent.executor import ToolExecutor
 from pkb_ray.agent.journal import End, EpisodeJournal, Header, JournalError, ModelStep, ToolDone, ToolStart
-from pkb_ray.agent.model import TOOL_PROTOCOL, ModelReply, ToolModel
-from pkb_ray.agent.tools import BadToolCall, ToolOutcome, parse_call, tool_schemas
+from pkb_ray.agent.model import TOOL_PROTOCOL, ModelReply, ToolModel, ToolModelClient
+from pkb_ray.agent.tools import BadToolCall, ToolOutcome, ToolRequest, parse_call, tool_schemas
 from pkb_ray.config.schema import ModelConfig
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.engine.version import HARNESS_VERSION
-from pkb_ray.records import EvalResult, from_plain
+from pkb_ray.records import EvalResult, FailureClass, from_plain
 
 
 class EndReason(str, enum.Enum):
@@ -38,6 +38,13 @@ class EndReason(str, enum.Enum):
     MODEL_ERROR = "model_error"
     """The model call failed (rate limit, server error, bad key): nothing is recorded as the
     end, so a re-run retries from this step."""
+
+
+RunTool = Callable[[ToolRequest], Awaitable[ToolOutcome]]
+"""Runs one tool call: in this process (`pkb agent run`), or queued as an evaluation task
+on the cluster's nodes (a sweep's tools mode, agent/service.py)."""
+OnModel = Callable[[ModelReply], None]
+"""Told of every model reply (cached or not) as the loop records it."""
 
 
 @dataclass
@@ -94,6 +101,8 @@ class EpisodeResult:
     """Model requests this run sent (0 when every step came from kernels_cache)."""
     tools_run: int = 0
     """Tool calls this run executed (0 when every one came from the journal)."""
+    model_failure: FailureClass | None = None
+    """MODEL_ERROR only: the model call's failure class (transient ones are retried by a re-run)."""
 
 
 TOOLS_SECTION = """\
@@ -133,7 +142,14 @@ def identity_of(spec: EpisodeSpec, problem_version: str, prompt: list[dict[str, 
 
 
 async def run_episode(spec: EpisodeSpec, cfg: AgentConfig, executor: ToolExecutor | None = None,
-                      client_options: dict[str, Any] | None = None) -> EpisodeResult:
+                      client_options: dict[str, Any] | None = None, run_tool: RunTool | None = None,
+                      allow_api_calls: Callable[[], bool] = lambda: True,
+                      on_model: OnModel = lambda reply: None,
+                      client: ToolModelClient | None = None,
+                      on_prompt: Callable[[list[dict[str, Any]]], None] = lambda messages: None) -> EpisodeResult:
+    """`run_tool`: how a tool call runs (default: `executor`, or a ToolExecutor of
+    `spec.base`, in this process). `allow_api_calls()`: asked before each uncached model
+    call (a sweep's budget)."""
     require_tool_support(spec.model, cfg.tool_models)
     from pkb_ray.generation.prompt import EvalContext
     from pkb_ray.problems import load_problem
@@ -143,6 +159,7 @@ async def run_episode(spec: EpisodeSpec, cfg: AgentConfig, executor: ToolExecuto
     context = spec.prompt_context or EvalContext(world_size=b.world_size, device=b.device, size=b.size,
                                                  load_timeout_s=b.timeouts.load_s)
     messages = initial_messages(problem, context)
+    on_prompt(messages)
     journal = EpisodeJournal(spec.journal_path)
     identity = identity_of(spec, problem.spec.version, messages)
     header = journal.header()
@@ -158,16 +175,24 @@ async def run_episode(spec: EpisodeSpec, cfg: AgentConfig, executor: ToolExecuto
         final = from_plain(EvalResult, end.final) if end.final else None
         return EpisodeResult(EndReason(end.reason), end.detail, final, Usage(**end.usage),
                              sum(1 for r in journal.records if isinstance(r, ModelStep)))
-    return await _Loop(spec, cfg, executor or ToolExecutor(b, cfg), journal, messages,
-                       ToolModel(spec.model, tool_schemas(), spec.kernels_cache, b.problem_id,
-                                 problem.spec.version, spec.attempt, client_options)).run()
+    if run_tool is None:
+        local = executor or ToolExecutor(b, cfg)
+
+        async def run_tool(req: ToolRequest) -> ToolOutcome:
+            return local.execute(req)  # blocks this loop: one episode per process here
+
+    model = ToolModel(spec.model, tool_schemas(), spec.kernels_cache, b.problem_id, problem.spec.version,
+                      spec.attempt, client_options, client)
+    return await _Loop(spec, cfg, run_tool, journal, messages, model, allow_api_calls, on_model).run()
 
 
 class _Loop:
-    def __init__(self, spec: EpisodeSpec, cfg: AgentConfig, executor: ToolExecutor, journal: EpisodeJournal,
-                 messages: list[dict[str, Any]], model: ToolModel) -> None:
-        self.spec, self.cfg, self.executor, self.journal = spec, cfg, executor, journal
+    def __init__(self, spec: EpisodeSpec, cfg: AgentConfig, run_tool: RunTool, journal: EpisodeJournal,
+                 messages: list[dict[str, Any]], model: ToolModel, allow_api_calls: Callable[[], bool],
+                 on_model: OnModel) -> None:
+        self.spec, self.cfg, self.run_tool, self.journal = spec, cfg, run_tool, journal
         self.messages, self.model = messages, model
+        self.allow_api_calls, self.on_model = allow_api_calls, on_model
         self.usage = Usage()
         self.step = 0
         self.requests_made = 0
@@ -180,9 +205,11 @@ class _Loop:
             if hit:
                 return self.finish(*hit)
             self.step += 1
-            reply = await self.model.reply(self.step, self.messages)
+            reply = await self.model.reply(self.step, self.messages, self.allow_api_calls())
             if reply.failure is not None:
-                return self.result(EndReason.MODEL_ERROR, f"{reply.failure.value}: {reply.message}", None)
+                out = self.result(EndReason.MODEL_ERROR, f"{reply.failure.value}: {reply.message}", None)
+                out.model_failure = reply.failure
+                return out
             self.requests_made += not reply.cached
             self.record_model(reply)
             self.messages.append(reply.assistant_message())
@@ -195,7 +222,7 @@ class _Loop:
                     hit = self.usage.reached(limits, "tool")
                     if hit:
                         return self.finish(*hit)
-                    done = self.execute(call.id, call.name, call.arguments)
+                    done = await self.execute(call.id, call.name, call.arguments)
                 self.usage.tool_calls += 1
                 self.usage.wall_s += done.wall_s
                 self.usage.gpu_s += done.device_s
@@ -207,6 +234,7 @@ class _Loop:
                                        done.final)
 
     def record_model(self, reply: ModelReply) -> None:
+        self.on_model(reply)
         self.usage.model_calls += 1
         self.usage.model_usd += reply.cost_usd
         self.usage.wall_s += reply.latency_s
@@ -215,16 +243,14 @@ class _Loop:
                                           [dataclasses.asdict(c) for c in reply.tool_calls], reply.cost_usd,
                                           reply.prompt_tokens, reply.completion_tokens, reply.latency_s))
 
-    def execute(self, call_id: str, name: str, arguments: str) -> ToolDone:
+    async def execute(self, call_id: str, name: str, arguments: str) -> ToolDone:
         try:
             req = parse_call(name, arguments)
         except BadToolCall as e:
             outcome = ToolOutcome(None, error=str(e))
         else:
             self.journal.append(ToolStart(self.step, call_id, req.tool.value))
-            # Run here, blocking this episode's loop: one episode per process today. On the
-            # cluster this becomes an evaluation task queued with all the others.
-            outcome = self.executor.execute(req)
+            outcome = await self.run_tool(req)
             self.tools_run += 1
         done = ToolDone(self.step, call_id, name, outcome.model_view(),
                         dataclasses.asdict(outcome.result) if outcome.result is not None else None,

@@ -44,10 +44,12 @@ class ToolExecutor:
         self.cvd = cuda_visible_devices
         self._problem = None
 
-    def execute(self, req: ToolRequest) -> ToolOutcome:
+    def execute(self, req: ToolRequest, build: BuildResult | None = None) -> ToolOutcome:
+        """`build`: the module's prebuild from a CPU worker (a sweep's build stage); None
+        builds it here when the device needs one."""
         t0 = time.monotonic()
         if req.tool in (Tool.CHECK, Tool.BENCHMARK, Tool.SUBMIT):
-            out = self._evaluate(req)
+            out = self._evaluate(req, build)
         elif req.tool is Tool.PROFILE:
             out = self._profile(req.text)
         else:
@@ -66,20 +68,15 @@ class ToolExecutor:
             return dataclasses.replace(b, size=self.cfg.benchmark_size, time_candidate=True)
         return b  # submit: exactly the zero-shot request
 
-    def _evaluate(self, req: ToolRequest) -> ToolOutcome:
+    def _evaluate(self, req: ToolRequest, build: BuildResult | None) -> ToolOutcome:
         ereq = self.request_for(req)
-        build = None
-        if ereq.device == "cuda":
+        if build is None and ereq.device == "cuda":
             from pkb_ray.engine.build import prebuild
 
             build = prebuild(ereq.candidate_source, ereq.torch_cuda_arch_list, ereq.cache_dir,
                              device="cuda", sandbox_mode=ereq.sandbox.mode, sandbox_user=ereq.sandbox.user)
         res = self.evaluate_fn(ereq, build)
-        out = ToolOutcome(summarize(res, timed=req.tool is not Tool.CHECK),
-                          device_s=res.node_seconds * ereq.world_size)
-        if req.tool is Tool.SUBMIT:
-            out.final = to_plain(res)
-        return out
+        return outcome_of_evaluation(req.tool, res, device_s=res.node_seconds * ereq.world_size)
 
     # -- through the sandbox ---------------------------------------------------------------
     def _cache_dirs(self) -> list[str]:
@@ -124,6 +121,13 @@ class ToolExecutor:
         measures = "CUDA kernels and copies" if b.device == "cuda" else "CPU ops (no GPU on this node)"
         return ToolOutcome(profile_summary(o, measures, self.cfg.benchmark_size, self.cfg.run_timeout_s),
                            device_s=o.wall_s * b.world_size)
+
+
+def outcome_of_evaluation(tool: Tool, res: EvalResult, device_s: float, wall_s: float = 0.0) -> ToolOutcome:
+    """check, benchmark or submit's outcome from the engine's result (submit's is the
+    episode's final answer)."""
+    return ToolOutcome(summarize(res, timed=tool is not Tool.CHECK), device_s=device_s, wall_s=wall_s,
+                       evaluation=res, final=to_plain(res) if tool is Tool.SUBMIT else None)
 
 
 def profile_summary(o: RanksOutcome, measures: str, size: str, limit_s: float) -> ProfileSummary:

@@ -22,7 +22,8 @@ from pkb_ray.generation.models import sampling_params
 from pkb_ray.records import FailureClass
 
 TOOL_PROTOCOL = "pkb-agent-tools-v1"
-"""Changes whenever the tools' names, schemas or the way results are shown change."""
+"""Changes whenever the tools' names, schemas, the prompt's tools section or the way results
+are shown change (a sweep's cells record it: their identity)."""
 
 
 @dataclass
@@ -99,11 +100,14 @@ class ToolModel:
     """One episode's model: cache first, then the API, then the cache again."""
 
     def __init__(self, cfg: ModelConfig, tools: list[dict[str, Any]], cache_dir: str, problem_id: str,
-                 problem_version: str, attempt: int, client_options: dict[str, Any] | None = None) -> None:
+                 problem_version: str, attempt: int, client_options: dict[str, Any] | None = None,
+                 client: ToolModelClient | None = None) -> None:
+        """`client`: one shared by every episode of this model (a sweep), so that its
+        admission keeps the model's max_concurrency, rpm and tpm across them."""
         self.cfg, self.tools = cfg, tools
         self.cache = KernelsCache(cache_dir)
         self.problem_id, self.problem_version, self.attempt = problem_id, problem_version, attempt
-        self.client = ToolModelClient(cfg, tools, **(client_options or {}))
+        self.client = client or ToolModelClient(cfg, tools, **(client_options or {}))
 
     def key(self, step: int, messages: list[dict[str, Any]]) -> str:
         return cache_key(model=self.cfg.model_id, api_base=self.cfg.api_base, problem_id=self.problem_id,
@@ -111,7 +115,9 @@ class ToolModel:
                          prompt_hash=conversation_hash(messages, self.tools),
                          sampling={**sampling_params(self.cfg), "mode": TOOL_PROTOCOL})
 
-    async def reply(self, step: int, messages: list[dict[str, Any]]) -> ModelReply:
+    async def reply(self, step: int, messages: list[dict[str, Any]], allow_api_calls: bool = True) -> ModelReply:
+        """`allow_api_calls=False` (a sweep past its budget_usd): a cached step replays, an
+        uncached one comes back `budget_exhausted` without a request."""
         key = self.key(step, messages)
         entry = self.cache.get(key)
         if entry is not None:
@@ -121,6 +127,9 @@ class ToolModel:
                               prompt_tokens=int(usage.get("prompt_tokens", 0)),
                               completion_tokens=int(usage.get("completion_tokens", 0)),
                               latency_s=float(entry.get("latency_s", 0.0)), cached=True, cache_key=key)
+        if not allow_api_calls:
+            return ModelReply(failure=FailureClass.BUDGET_EXHAUSTED, cache_key=key,
+                              message="budget_usd reached: no new API calls (cached steps still replay)")
         call = await self.client.complete(messages)
         tool_calls = list(getattr(call, "tool_calls", []))
         reply = ModelReply(call.text or "", tool_calls, call.failure, call.message, call.cost_usd,

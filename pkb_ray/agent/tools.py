@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pkb_ray.records import EvalResult
+
 
 class Tool(str, enum.Enum):
     CHECK = "check"
@@ -119,6 +121,8 @@ class ToolOutcome:
     """world_size x wall of the evaluation or run (GPU-seconds on cuda)."""
     final: dict[str, Any] | None = None
     """submit only: the full EvalResult (plain), recorded as the cell's evaluation."""
+    evaluation: EvalResult | None = None
+    """check, benchmark and submit: the engine's whole result (a sweep records each step's)."""
 
     def model_view(self) -> str:
         if self.result is None:

@@ -11,7 +11,7 @@ from pkb_ray.config.schema import RootConfig
 _CHOICES = {
     "eval.device": ("auto", "cuda", "cpu"),
     "eval.size": ("auto", "small", "bench"),
-    "mode.name": ("zeroshot", "agent"),
+    "mode.name": ("zeroshot", "agent", "tools"),
     "cluster.evaluator_placement": ("auto", "gpu_node", "cpu"),
     "eval.timing.clock": ("auto", "event", "host", "max"),
     "eval.sandbox.mode": ("auto", "bwrap+uid", "bwrap", "uid", "none"),
@@ -68,7 +68,8 @@ def validate(cfg: RootConfig) -> None:
             errors.append(f"turns={cfg.turns} applies to mode=agent only")
         elif cfg.turns < 1:
             errors.append(f"turns={cfg.turns!r} must be an integer >= 1")
-    if cfg.mode.name == "zeroshot" and cfg.mode.turns != 1:
-        errors.append("mode.turns applies to mode=agent only (zeroshot makes one turn)")
+    if cfg.mode.name in ("zeroshot", "tools") and cfg.mode.turns != 1:
+        errors.append(f"mode.turns applies to mode=agent only ({cfg.mode.name} makes one "
+                      + ("turn)" if cfg.mode.name == "zeroshot" else "episode per cell: see mode.tools.limits)"))
     if errors:
         raise ConfigError("invalid config:\n  " + "\n  ".join(errors))

@@ -44,8 +44,12 @@ def typed_config(dcfg: DictConfig) -> RootConfig:
     unknown = unknown_composed_keys(dcfg)
     if unknown:
         raise refuse(f"pkb: {unknown_key_message(unknown[0])}")
+    from pkb_ray.config.schema import AgentConfigError
+
     try:
         cfg: RootConfig = OmegaConf.to_object(dcfg)
+    except AgentConfigError as exc:  # its message names the key as `pkb agent run` spells it
+        raise refuse("pkb: " + str(exc).replace("agent.", "mode.tools.", 1))
     except OmegaConfBaseException as exc:  # e.g. a template's `???` left unset
         full_key = str(getattr(exc, "full_key", "") or "KEY")
         raise refuse(f"pkb: {exc}".splitlines()[0] + f" (set it on the command line: {full_key}=...)")

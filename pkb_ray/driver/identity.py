@@ -80,14 +80,28 @@ def sha16(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def mode_settings(cfg: RootConfig) -> dict[str, str]:
+    """The mode's settings that change a cell's result: agent mode's turns and target; tools
+    mode's limits, tool sizes and tool protocol (not `tool_models`, a capability note)."""
+    if cfg.mode.name == "agent":
+        return {"mode.turns": _s(cfg.mode.turns), "mode.target_speedup": _s(cfg.mode.target_speedup)}
+    if cfg.mode.name == "tools":
+        from pkb_ray.agent.model import TOOL_PROTOCOL
+
+        out = {k: v for k, v in _flatten("mode.tools", cfg.mode.tools).items() if k != "mode.tools.tool_models"}
+        out["mode.tool_protocol"] = TOOL_PROTOCOL
+        return out
+    return {}
+
+
 def cell_identity(sweep: dict[str, str], model: ModelConfig, problem_version: str,
                   prompt_hash: str | None, candidate_source: str | None,
-                  agent: tuple[int, float] | None) -> dict[str, str]:
+                  mode: dict[str, str] | None = None) -> dict[str, str]:
     """Everything that changes one (model, problem) cell's result.
 
     `prompt_hash`: the first prompt's hash, for API models. `candidate_source`: what a
     pseudo-model serves (the reference, or the expert solution, which is not part of the
-    problem's version). `agent`: (turns, target_speedup) in agent mode."""
+    problem's version). `mode`: `mode_settings(cfg)`."""
     from pkb_ray.generation.models import sampling_params
     from pkb_ray.generation.sources import source_for
 
@@ -101,8 +115,7 @@ def cell_identity(sweep: dict[str, str], model: ModelConfig, problem_version: st
         identity["model.api_base"] = _s(model.api_base)
         for key, value in sampling_params(model).items():
             identity[f"model.{key}"] = _s(value)
-    if agent is not None:
-        identity["mode.turns"], identity["mode.target_speedup"] = _s(agent[0]), _s(agent[1])
+    identity.update(mode or {})
     return identity
 
 

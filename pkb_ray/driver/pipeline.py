@@ -54,6 +54,9 @@ class Turn:
     generation: Generation
     build: BuildResult | None = None
     evaluation: EvalResult | None = None
+    tool: Any = None
+    """Tools mode: the agent.tools.ToolOutcome of this turn's tool call (profile and run
+    have no `evaluation`; check, benchmark and submit have both)."""
 
     def outcome(self) -> EvalResult | None:
         """The turn's result as an EvalResult; a build failure becomes one (not compiled)."""
@@ -188,6 +191,11 @@ class Pipeline:
             else:
                 self._finish(state)
             return
+        if gen.candidate_source is None:
+            # Nothing to evaluate and nothing wrong: the source ended the cell (tools mode:
+            # the episode ended after its submission was evaluated).
+            self._finish(state)
+            return
         ref = self.stages.build(state)
         if ref is None:
             self.ready.append(state)
@@ -201,8 +209,11 @@ class Pipeline:
         else:
             self._after_turn(state)
 
-    def _on_evaluated(self, state: CellState, result: EvalResult) -> None:
-        state.current.evaluation = result
+    def _on_evaluated(self, state: CellState, result: Any) -> None:
+        if isinstance(result, EvalResult):
+            state.current.evaluation = result
+        else:  # tools mode's evaluators return the tool's whole outcome
+            state.current.tool, state.current.evaluation = result, result.evaluation
         self._after_turn(state)
 
     def _after_turn(self, state: CellState) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
-from pkb_ray.driver.identity import cell_identity
+from pkb_ray.driver.identity import cell_identity, mode_settings
 from pkb_ray.driver.pipeline import CellState
 from pkb_ray.records import CellKey
 
@@ -125,13 +125,13 @@ def build_plan(cfg: RootConfig, models: list[ModelConfig], problems: dict[str, P
     kept = with_candidates(keys, has_candidate)
     api = any(src.calls_api for src in sources.values())
     hashes = prompt_hashes(problems, context) if api else {}
-    agent = (cfg.mode.turns, cfg.mode.target_speedup) if cfg.mode.name == "agent" else None
+    mode = mode_settings(cfg)
     by_name = {m.name: m for m in models}
     cells = []
     for key in kept:
         model, problem = by_name[key.model], problems[key.problem]
         identity = cell_identity(sweep, model, problem.spec.version, hashes.get(key.problem),
-                                 sources[key.model].serve(problem), agent)
+                                 sources[key.model].serve(problem), mode)
         cells.append(CellState(key, identity=identity))
     per_model = {m.name: sum(1 for k in kept if k.model == m.name and k.attempt == 1) for m in models}
     return SweepPlan(cells, per_model, cfg.attempts, sweep, notes)

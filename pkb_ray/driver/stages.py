@@ -19,12 +19,47 @@ from pkb_ray.engine.request import EvalRequest
 from pkb_ray.store.turn_log import TurnLog
 
 
-def prompt_context(cfg: RootConfig, device: str, size: str):
-    """The evaluation every prompt of this sweep describes (and its hash covers)."""
+def prompt_context(cfg: RootConfig, device: str, size: str, profile=None):
+    """The evaluation every prompt of this sweep describes (and its hash covers); `profile`:
+    the evaluating node's measured HardwareProfile (driver/hardware_probe.py), if any."""
     from pkb_ray.generation.prompt import EvalContext
 
     return EvalContext(world_size=cfg.eval.world_size, device=device, size=size,
-                       load_timeout_s=cfg.eval.timeouts.load_s)
+                       load_timeout_s=cfg.eval.timeouts.load_s, profile=profile)
+
+
+def eval_request_for(cfg: RootConfig, model: ModelConfig, device: str, size: str, state: CellState,
+                     candidate_source: str) -> EvalRequest:
+    """The request a cell's candidate is evaluated with (the one place a sweep builds it)."""
+    from pkb_ray.generation.sources import source_for
+
+    return EvalRequest.from_config(
+        cfg.eval,
+        problem_id=state.key.problem,
+        problems_source=cfg.problems.source,
+        candidate_source=candidate_source,
+        device=device,
+        size=size,
+        # The model's candidate source says whether its candidates run guarded.
+        guard=source_for(model).guard,
+        cell_id=state.key.cell_id,
+    )
+
+
+def model_actor_options(model: ModelConfig) -> dict[str, Any]:
+    """Ray options of a model's actor (generation, or tools mode's episodes): on the driver's
+    node, where kernels_cache is written and read, with the model's API key in its
+    environment (workers of a joined cluster did not inherit this shell's)."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    env = {}
+    if model.api_key_env and model.api_key_env in os.environ:
+        env[model.api_key_env] = os.environ[model.api_key_env]
+    return {"num_cpus": 0, "max_concurrency": max(64, model.max_concurrency * 2),
+            "scheduling_strategy": NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(),
+                                                                  soft=False),
+            "runtime_env": {"env_vars": env} if env else None}
 
 
 class RayStages:
@@ -40,7 +75,6 @@ class RayStages:
     ) -> None:
         """`context`: the EvalContext the prompts describe (default: from the config)."""
         import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         from pkb_ray.generation.service import GenerationService
 
@@ -53,21 +87,11 @@ class RayStages:
         self.agent = (
             AgentPolicy(cfg.mode.turns, cfg.mode.target_speedup) if cfg.mode.name == "agent" else None
         )
-        here = ray.get_runtime_context().get_node_id()
         self.gen_actors = {}
         for name, model in models.items():
-            env = {}
-            if model.api_key_env and model.api_key_env in os.environ:
-                # Workers of a joined cluster did not inherit this shell's environment.
-                env[model.api_key_env] = os.environ[model.api_key_env]
             self.gen_actors[name] = (
                 ray.remote(GenerationService)
-                .options(
-                    num_cpus=0,
-                    max_concurrency=max(64, model.max_concurrency * 2),
-                    scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
-                    runtime_env={"env_vars": env} if env else None,
-                )
+                .options(**model_actor_options(model))
                 .remote(
                     model,
                     cfg.problems.source,
@@ -107,19 +131,8 @@ class RayStages:
         )
 
     def eval_request(self, state: CellState) -> EvalRequest:
-        from pkb_ray.generation.sources import source_for
-
-        return EvalRequest.from_config(
-            self.cfg.eval,
-            problem_id=state.key.problem,
-            problems_source=self.cfg.problems.source,
-            candidate_source=state.current.generation.candidate_source or "",
-            device=self.device,
-            size=self.size,
-            # The model's candidate source says whether its candidates run guarded.
-            guard=source_for(self.models[state.key.model]).guard,
-            cell_id=state.key.cell_id,
-        )
+        return eval_request_for(self.cfg, self.models[state.key.model], self.device, self.size, state,
+                                state.current.generation.candidate_source or "")
 
     def evaluate(self, evaluator: Any, state: CellState) -> Any:
         if self.turn_log is not None:

@@ -15,6 +15,7 @@ sweep is said here or in driver/checks.py.
 from __future__ import annotations
 
 import contextlib
+import time
 import traceback
 from pathlib import Path
 from typing import Any, Iterator
@@ -79,6 +80,7 @@ class Sweep:
     def _plan(self) -> None:
         from pkb_ray.config.validate import ConfigError
         from pkb_ray.driver.device import decide_device
+        from pkb_ray.driver.hardware_probe import prompt_profile
         from pkb_ray.driver.identity import refusal, settings_changes, sweep_settings
         from pkb_ray.driver.plan import at_world_size, build_plan, device_refusals
         from pkb_ray.driver.ray_runtime import init_ray
@@ -120,10 +122,13 @@ class Sweep:
         if refused:
             raise refuse("pkb: " + "\n  ".join(refused) + "\nNothing ran. Evaluate on GPUs (eval.device=cuda "
                          "on a GPU node or cluster), or check the pipeline on CPU with model=reference.")
+        if cfg.mode.name == "tools":
+            self._require_tools(usable)
         self.models = usable
 
         settings = sweep_settings(cfg, decision.device, decision.size, HARNESS_VERSION)
-        context = prompt_context(cfg, decision.device, decision.size)
+        context = prompt_context(cfg, decision.device, decision.size,
+                                 prompt_profile(cfg, decision.device, usable))  # measured hardware text
         if any(source_for(m).calls_api for m in usable):  # prompts are built: describe inputs once, here
             context = context.with_inputs(self.problems)
         self.context = context
@@ -137,6 +142,19 @@ class Sweep:
         changes = settings_changes(recorded, settings)
         if changes:
             raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
+
+    def _require_tools(self, models: list[ModelConfig]) -> None:
+        """mode=tools: every model must call tools (said before anything runs)."""
+        from pkb_ray.agent.capability import ToolsUnsupported, require_tool_support
+
+        refused = []
+        for m in models:
+            try:
+                require_tool_support(m, list(self.cfg.mode.tools.tool_models), "mode.tools.tool_models")
+            except ToolsUnsupported as exc:
+                refused.append(str(exc))
+        if refused:
+            raise refuse("pkb: mode=tools: " + "\n  ".join(refused) + "\nNothing ran.")
 
     # -- 2. sinks --------------------------------------------------------------------
     @contextlib.contextmanager
@@ -167,6 +185,9 @@ class Sweep:
             self.budget = Budget.resumed(cfg.budget_usd, journal.records())
             if cfg.mode.name == "agent":
                 self.turn_log = TurnLog(self.sweep_dir / "turns.jsonl", fresh=cfg.sweep.fresh)
+            episodes = self.sweep_dir / "agent"
+            if cfg.sweep.fresh and episodes.exists():  # the tools mode's episode journals start over too
+                episodes.rename(self.sweep_dir / f"agent.{time.strftime('%Y%m%d-%H%M%S')}")
             yield
         finally:
             journal.close()
@@ -200,8 +221,15 @@ class Sweep:
         self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress)
         try:
             evaluators = self._start_evaluators() if self.pending else []
-            stages = RayStages(cfg, {m.name: m for m in self.models}, self.decision.device,
-                               self.decision.size, self.budget, self.turn_log, self.context)
+            models = {m.name: m for m in self.models}
+            if cfg.mode.name == "tools":
+                from pkb_ray.driver.tool_stages import ToolStages
+
+                stages = ToolStages(cfg, models, self.decision.device, self.decision.size, self.budget,
+                                    self.sweep_dir, self.context)
+            else:
+                stages = RayStages(cfg, models, self.decision.device, self.decision.size, self.budget,
+                                   self.turn_log, self.context)
             with self.progress:
                 self._pipeline = Pipeline(
                     self.pending, stages, evaluators, record=self._record, defer=self._defer,

@@ -147,9 +147,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     fp = hardware.fingerprint(req.device, cvd)
     result.hardware_fingerprint = fp
     cache_dir = str(Path(req.cache_dir).expanduser())
-    profile = None
-    if req.device == "cuda":
-        profile = hardware.load_profile(cache_dir, fp) or _measure_profile(fp, cache_dir, cvd)
+    profile = node_profile(req.device, cache_dir, cvd, require_facts=False)
     dtype = str(problem.spec.sizes[req.size].get("dtype", problem.spec.dtype))
     result.roofline_ms = roofline.roofline_ms(problem.roofline(req.world_size, req.size), profile,
                                               req.world_size, dtype)
@@ -212,6 +210,23 @@ _PROFILE = ("import json, sys, dataclasses\n"
             "print(json.dumps(dataclasses.asdict(measure_profile(sys.argv[1]))))")
 
 
+def node_profile(device: str, cache_dir: str, cvd: str | None,
+                 require_facts: bool = True) -> hardware.HardwareProfile | None:
+    """This node's hardware profile: the cached one, else measured in a fresh process (and
+    cached); None on cpu. `require_facts`: a profile cached before the device facts
+    (gpu_name, sm_count...) were recorded is measured again (the prompts state them; if
+    that fails the old one is kept); a roofline needs only the rates, so an evaluation
+    takes any cached profile rather than spend up to PROFILE_TIMEOUT_S re-measuring."""
+    if device != "cuda":
+        return None
+    cache_dir = str(Path(cache_dir).expanduser())
+    fp = hardware.fingerprint(device, cvd)
+    cached = hardware.load_profile(cache_dir, fp)
+    if cached is not None and (cached.complete or not require_facts):
+        return cached
+    return _measure_profile(fp, cache_dir, cvd) or cached
+
+
 def _measure_profile(fp: str, cache_dir: str, cvd: str | None) -> hardware.HardwareProfile | None:
     """Measure the hardware profile in one fresh process that sees every GPU of the node."""
     env = rank_env(**({"CUDA_VISIBLE_DEVICES": cvd} if cvd is not None else {}),
@@ -219,8 +234,8 @@ def _measure_profile(fp: str, cache_dir: str, cvd: str | None) -> hardware.Hardw
     try:
         p = subprocess.run([sys.executable, "-c", _PROFILE, fp], env=env, capture_output=True, text=True,
                            timeout=PROFILE_TIMEOUT_S)
-        prof = hardware.HardwareProfile(**json.loads(p.stdout.strip().splitlines()[-1]))
-    except (subprocess.SubprocessError, ValueError, IndexError, TypeError):
+        prof = hardware.profile_from_dict(json.loads(p.stdout.strip().splitlines()[-1]))
+    except (subprocess.SubprocessError, ValueError, IndexError, TypeError, AttributeError):
         return None
     hardware.save_profile(cache_dir, prof)
     return prof

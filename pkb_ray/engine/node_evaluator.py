@@ -24,7 +24,7 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from pkb_ray.engine import hardware
 from pkb_ray.engine.env import scrub_secrets
-from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate
+from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.records import EvalResult
@@ -52,8 +52,25 @@ class _NodeEvaluator:
         return evaluate(request, self.load_problem, build=build,
                         cuda_visible_devices=self.cuda_visible_devices)
 
+    def run_tool(self, request: Any, base: EvalRequest, agent_cfg: Any, build: BuildResult | None = None) -> Any:
+        """One tool-agent call (agent.tools.ToolRequest -> ToolOutcome): check, benchmark and
+        submit through `evaluate` like any candidate; profile and run in the same sandbox."""
+        from pkb_ray.agent.executor import ToolExecutor  # the agent is not needed otherwise
+
+        def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
+            return evaluate(req, self.load_problem, build=b, cuda_visible_devices=self.cuda_visible_devices)
+
+        executor = ToolExecutor(base, agent_cfg, evaluate_fn=evaluate_here,
+                                cuda_visible_devices=self.cuda_visible_devices)
+        return executor.execute(request, build)
+
     def fingerprint(self) -> str:
         return self._fingerprint
+
+    def hardware_profile(self, cache_dir: str) -> hardware.HardwareProfile | None:
+        """This node's measured profile (cached under cache_dir/hardware; measured in a fresh
+        rank process when absent, so this actor stays CUDA-free); None on cpu."""
+        return node_profile(self.device, cache_dir, self.cuda_visible_devices)
 
     def info(self) -> dict[str, Any]:
         return {"device": self.device, "cuda_visible_devices": self.cuda_visible_devices,

@@ -92,6 +92,10 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
         "cost_usd": gen.cost_usd,
         "latency_s": gen.latency_s,
         "node_seconds": ev.node_seconds if ev else None,
+        # Tools mode: the device-seconds of every tool call, the cell's GPU cost besides
+        # its submission's evaluation.
+        "tool_calls": float(len(result.turns)) if any(t.tool for t in result.turns) else None,
+        "tool_device_s": sum(t.device_s for t in result.turns) if any(t.tool for t in result.turns) else None,
     }
     # 4 significant digits: a readable runs table (timing noise is ~0.4% at best; the
     # journal keeps every digit).
@@ -224,7 +228,7 @@ class MlflowTracker:
         metrics = [Metric(k, v, ts, 0) for k, v in cell_metrics(result).items()]
         for turn in result.turns:
             for key, value in (("correct", float(turn.correct)), ("speedup", turn.speedup),
-                               ("cost_usd", turn.cost_usd)):
+                               ("cost_usd", turn.cost_usd), ("device_s", turn.device_s if turn.tool else None)):
                 if value is not None:
                     metrics.append(Metric(f"turn_{key}", float(value), ts, turn.turn))
         self.client.log_batch(
@@ -264,16 +268,19 @@ class MlflowTracker:
         cells: dict[str, list] | None = None,
         hardware: list[str] | None = None,
     ) -> None:
-        """Parent-run metrics; agent curves as `<model>/agent/pass_at_turn` with step = turn;
+        """Parent-run metrics; the curves over steps as `<model>/<mode>/<curve>` with step =
+        turn or tool call (`a/agent/pass_at_turn`, `a/tools/submitted_at_step`);
         the leaderboard files (heatmap included) as artifacts; `cells` (one row per cell,
         as columns) as an MLflow table; `hardware` fingerprints of the cells as a tag."""
         from mlflow.entities import Metric
+
+        from pkb_ray.report.turn_curves import curve_metric_key
 
         ts = int(time.time() * 1000)
         batch = [Metric(k, v, ts, 0) for k, v in metrics.items() if v is not None and math.isfinite(v)]
         for model, named in (curves or {}).items():
             for name, values in named.items():
-                key = f"{model}/agent/{name.replace('@', '_at_')}"
+                key = curve_metric_key(model, name)
                 batch += [Metric(key, v, ts, turn) for turn, v in enumerate(values, 1)]
         for i in range(0, len(batch), 1000):  # MLflow caps a batch at 1000 metrics
             self.client.log_batch(self.parent_id, metrics=batch[i : i + 1000])

@@ -21,7 +21,8 @@ class SweepSummary:
     files: list[Path]
     """The leaderboard's files (markdown, CSVs, heatmap)."""
     curves: dict[str, dict[str, list[float]]] = field(default_factory=dict)
-    """Agent mode: model -> curve name -> one value per turn."""
+    """Agent and tools modes: model -> curve name -> one value per step (turn or tool call);
+    report/turn_curves.py's CURVE_MODES names each curve's mode."""
     cells: dict[str, list] = field(default_factory=dict)
     """One row per cell, as columns (report/tables.py:cell_table)."""
     hardware: list[str] = field(default_factory=list)

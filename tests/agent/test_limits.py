@@ -13,6 +13,7 @@ from pkb_ray.agent.cli import episode_spec, split_overrides
 from pkb_ray.agent.journal import End, EpisodeJournal
 from pkb_ray.agent.redact import redact
 from pkb_ray.config.schema import ModelConfig
+from pkb_ray.config.validate import ConfigError
 from tests.agent.conftest import overrides
 from tests.agent.tool_server import ToolServer, Turn, step_of
 
@@ -35,6 +36,21 @@ def test_model_without_tool_calling_is_refused_before_any_request(tmp_path):
     with pytest.raises(ToolsUnsupported, match="pseudo-model"):
         require_tool_support(ModelConfig(name="expert", provider="expert"), [])
     require_tool_support(ModelConfig(name="gpt4o", provider="openai", model_id="openai/gpt-4o"), [])  # litellm lists it
+
+
+def test_the_episode_is_evaluated_with_the_sweeps_request(tmp_path):
+    """The request comes from EvalRequest.from_config and the sweep's device rule: eval.*
+    settings reach it, the guard follows the model's candidate source, and eval.device=auto
+    without the GPUs it needs is refused as a sweep refuses it."""
+    sweep, _ = split_overrides(overrides("http://127.0.0.1:9/v1", tmp_path))
+    base = episode_spec("sum_ranks", sweep + ["eval.transport=host", "eval.sandbox.mode=none"], 1).base
+    assert (base.device, base.size, base.guard, base.transport, base.sandbox.mode) == ("cpu", "small", True, "host", "none")
+    assert base.cell_id == "openai_compatible/sum_ranks/tools"
+    assert episode_spec("sum_ranks", sweep + ["eval.guard=false"], 1).base.guard is False
+    reference = ["model=reference"] + [o for o in sweep if not o.startswith("model")]
+    assert episode_spec("sum_ranks", reference, 1).base.guard is False  # the reference runs collectives
+    with pytest.raises(ConfigError, match="eval.device=auto found no Ray node with >= 64 GPUs"):
+        episode_spec("sum_ranks", sweep + ["eval.device=auto", "eval.world_size=64"], 1)
 
 
 def test_tool_call_limit_ends_the_episode_with_its_reason(tmp_path):

@@ -291,3 +291,38 @@ def test_a_lost_evaluation_goes_back_to_the_front_of_the_queue():
     assert deferred == [] and len(recorded) == 5
     evals = [cell for stage, cell in sim.events if stage == "eval"]
     assert evals == [keys[0].cell_id] + [k.cell_id for k in keys]
+
+
+def test_an_episode_turn_per_tool_call_ends_on_a_step_with_nothing_to_evaluate():
+    """Tools mode's shape: every turn is a tool call (its outcome, not an EvalResult, comes
+    back from the evaluator), and the source ends the cell with a turn that has neither a
+    candidate nor a failure: recorded at once, nothing built or evaluated for it."""
+
+    @dataclass
+    class Outcome:  # what NodeEvaluator.run_tool returns: the tool's result around the engine's
+        evaluation: EvalResult | None
+
+    class Episode(Sim):
+        def generate(self, state):
+            k = state.key
+            ended = len(state.turns) == 3
+            gen = Generation(model=k.model, problem=k.problem, attempt=k.attempt,
+                             candidate_source=None if ended else "def solution(x):\n    return x\n")
+            return self._submit("gen", k.cell_id, gen)
+
+        def evaluate(self, evaluator, state):
+            self.built_not_evaluating -= 1
+            ev = None if len(state.turns) == 2 else EvalResult(correct=True)  # turn 2: a profile
+            return self._submit("eval", state.key.cell_id, Outcome(ev))
+
+        def continue_cell(self, state):
+            return True  # each outcome goes back to the episode, which says when it ends
+
+    sim = Episode()
+    recorded, deferred = run(sim, cells(2), [Evaluator("e0")])
+    assert deferred == [] and len(recorded) == 2
+    for state in recorded:
+        assert len(state.turns) == 4 and state.current.generation.candidate_source is None
+        assert [t.tool is not None for t in state.turns] == [True, True, True, False]
+        assert [t.evaluation is not None for t in state.turns] == [True, False, True, False]
+    assert sum(1 for stage, _ in sim.events if stage == "eval") == 6

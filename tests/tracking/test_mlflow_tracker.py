@@ -94,3 +94,19 @@ def test_made_for_comparison_names_view_table_and_heatmap(tmp_path):
     assert {CELLS_TABLE, "heatmap.png", "leaderboard_problems.csv"} <= arts
     table = json.load(open(client.download_artifacts(parent.info.run_id, CELLS_TABLE, str(tmp_path))))
     assert "speedup_ci_low" in table["columns"] and len(table["data"]) == 2
+
+
+def test_curves_over_steps_are_logged_under_their_mode(tmp_path):
+    """A sweep hands its trackers report.curves (model -> curve -> one value per step); the
+    feedback agent's keep their keys (`a/agent/pass_at_turn`), the tool agent's get `tools`."""
+    from pkb_ray.tracking.tracker import SweepSummary
+
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    t = MlflowTracker(uri, "sw", tmp_path / "art", {})
+    t.log_sweep(SweepSummary({}, [], {"a": {"pass@turn": [0.0, 1.0], "submitted@step": [0.0, 0.5, 1.0]}}))
+    t.close()
+    client = MlflowClient(tracking_uri=uri)
+    history = {key: [(m.step, m.value) for m in client.get_metric_history(t.parent_id, key)]
+               for key in ("a/agent/pass_at_turn", "a/tools/submitted_at_step")}
+    assert sorted(history["a/agent/pass_at_turn"]) == [(1, 0.0), (2, 1.0)]
+    assert sorted(history["a/tools/submitted_at_step"]) == [(1, 0.0), (2, 0.5), (3, 1.0)]

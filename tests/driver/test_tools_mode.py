@@ -1,0 +1,151 @@
+"""`mode=tools` in a sweep, on a real Ray cluster started here, against a real local server
+that speaks tool calls: each tool call is an evaluation task on the sweep's evaluators.
+
+The scripted episode (tests/agent/conftest.py): check(bad) fails on rank 1 -> benchmark(good)
+and profile(good) -> run(script) -> submit(good), on sum_ranks at 2 gloo ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.agent.conftest import GOOD, REPO, SECRET, overrides as agent_overrides, scripted
+from tests.agent.tool_server import ToolServer, step_of
+from tests.driver.conftest import scrubbed_env, sweep_cmd
+
+pytestmark = pytest.mark.slow
+
+NAME = "tools"
+
+
+def overrides(url: str, tmp: Path, ray_head, *extra: str) -> list[str]:
+    out = []
+    for o in agent_overrides(url, tmp):
+        # `pkb agent run`'s agent.KEY is a sweep's mode.tools.KEY
+        out.append("mode.tools." + o[len("agent."):] if o.startswith("agent.") else o)
+    return [*out, "mode=tools", "problems.ids=[sum_ranks]", "sweep.progress=false",
+            f"cluster.address={ray_head.address}", *extra]
+
+
+def journal_lines(tmp: Path) -> list[dict]:
+    path = tmp / "sweeps" / NAME / "journal.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def episode_records(tmp: Path) -> list[dict]:
+    out = []
+    for path in (tmp / "sweeps" / NAME / "agent").glob("*/*/*.jsonl"):
+        for line in path.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass  # the torn tail a kill leaves
+    return out
+
+
+def test_tools_sweep_records_every_step_and_reruns_nothing(ray_head, tmp_path):
+    env = scrubbed_env(AGENT_TEST_API_KEY=SECRET)
+    with ToolServer(scripted) as server:
+        cmd = sweep_cmd(*overrides(server.url, tmp_path, ray_head, "tracking.enabled=true"))
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert [step_of(b) for b in server.bodies] == [1, 2, 3, 4]
+
+        (cell,) = journal_lines(tmp_path)
+        assert cell["key"]["mode"] == "tools" and cell["status"] == "correct", cell["message"]
+        assert cell["evaluation"]["size"] == "small" and cell["generation"]["candidate_source"] == GOOD
+        assert cell["identity"]["mode.tools.limits.tool_calls"] == "30"
+        turns = cell["turns"]
+        assert [t["tool"] for t in turns] == ["check", "benchmark", "profile", "run", "submit"]
+        assert turns[0]["failure"] == "incorrect" and not turns[0]["correct"]
+        assert '"failing_rank": 1' in turns[0]["prompt"]  # what the model was shown
+        assert turns[1]["correct"] and turns[1]["speedup"] > 0 and turns[4]["correct"]
+        assert all(t["device_s"] > 0 for t in turns)
+        assert cell["generation"]["cost_usd"] == pytest.approx(sum(t["cost_usd"] for t in turns))
+        assert cell["generation"]["cost_usd"] > 0 and "[user]" in cell["generation"]["prompt"]
+
+        # MLflow: a metric per step, the tools' device-seconds, the transcript as an artifact.
+        client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+        exp = client.get_experiment_by_name(NAME)
+        (run,) = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'cell'")
+        history = sorted(client.get_metric_history(run.info.run_id, "turn_correct"), key=lambda m: m.step)
+        assert [(m.step, m.value) for m in history] == [(1, 0.0), (2, 1.0), (3, 0.0), (4, 0.0), (5, 1.0)]
+        assert run.data.metrics["tool_calls"] == 5 and run.data.metrics["tool_device_s"] > 0
+        path = client.download_artifacts(run.info.run_id, "conversation.json", str(tmp_path))
+        transcript = json.loads(Path(path).read_text())
+        assert [t["tool"] for t in transcript] == ["check", "benchmark", "profile", "run", "submit"]
+        assert transcript[3]["tool_input"].startswith("import os, torch")
+
+        # The same command again: the cell is recorded, nothing is asked or run.
+        starts = sum(r["kind"] == "tool_start" for r in episode_records(tmp_path))
+        again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert len(server.bodies) == 4
+        assert sum(r["kind"] == "tool_start" for r in episode_records(tmp_path)) == starts == 5
+    # What the model saw, through Ray's workers too: no harness path, variable or secret.
+    seen = json.dumps(server.bodies)
+    for leak in (SECRET, str(tmp_path), str(REPO), os.path.expanduser("~") + "/", "PKB_", "pkb_sbx_",
+                 "site-packages", "RAY_"):
+        assert leak not in seen, leak
+
+
+def test_sigkill_mid_tool_then_rerun_repeats_no_request_and_no_finished_tool(ray_head, tmp_path):
+    env = scrubbed_env(AGENT_TEST_API_KEY=SECRET)
+    with ToolServer(scripted) as server:
+        cmd = sweep_cmd(*overrides(server.url, tmp_path, ray_head, "tracking.enabled=false"))
+        proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        deadline = time.time() + 600
+        # Kill once profile's step has left the episode for an evaluator (it takes seconds).
+        while not any(r["kind"] == "tool_start" and r["tool"] == "profile" for r in episode_records(tmp_path)):
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.time() < deadline, "no progress before the kill"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        before = episode_records(tmp_path)
+        finished = {r["call_id"] for r in before if r["kind"] == "tool_result"}
+        assert {r["tool"] for r in before if r["kind"] == "tool_result"} == {"check", "benchmark"}
+        assert journal_lines(tmp_path) == []
+        assert [step_of(b) for b in server.bodies] == [1, 2]
+
+        rerun = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        bodies = list(server.bodies)
+
+    assert [step_of(b) for b in bodies] == [1, 2, 3, 4]  # steps 1-2 came from kernels_cache
+    after = episode_records(tmp_path)
+    starts = Counter((r["tool"], r["call_id"]) for r in after if r["kind"] == "tool_start")
+    assert all(n == 1 for (_, cid), n in starts.items() if cid in finished)
+    assert sorted(t for (t, _), n in starts.items() for _ in range(n)) == \
+        ["benchmark", "check", "profile", "profile", "run", "submit"]
+    (cell,) = journal_lines(tmp_path)
+    assert cell["status"] == "correct"
+    assert [t["tool"] for t in cell["turns"]] == ["check", "benchmark", "profile", "run", "submit"]
+
+
+def test_settings_and_models_that_cannot_run_tools_are_refused_before_anything_runs(tmp_path):
+    def sweep(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(sweep_cmd("mode=tools", "eval.device=cpu", "sweep.progress=false",
+                                        "tracking.enabled=false", "problems=smoke", *extra),
+                              cwd=tmp_path, env=scrubbed_env(), capture_output=True, text=True, timeout=300)
+
+    bad_limit = sweep("model=reference", "mode.tools.limits.tool_calls=0")
+    assert bad_limit.returncode != 0
+    assert "mode.tools.limits.tool_calls must be > 0, got 0" in bad_limit.stderr
+    pseudo = sweep("model=reference")
+    assert pseudo.returncode != 0
+    assert "mode=tools" in pseudo.stderr and "pseudo-model" in pseudo.stderr and "Nothing ran" in pseudo.stderr
+    undeclared = sweep("model=openai_compatible", "model.api_base=http://127.0.0.1:9/v1", "model.model_id=x")
+    assert undeclared.returncode != 0 and "mode.tools.tool_models=[openai_compatible]" in undeclared.stderr
+    assert not (tmp_path / "sweeps").exists() or not list((tmp_path / "sweeps").rglob("journal.jsonl"))
