@@ -14,7 +14,7 @@ from pkb_ray.report.heatmap import plot_heatmap
 from pkb_ray.report.metrics import FAST_P_THRESHOLDS, ModelSummary, fast_p_at_k, group_cells, summarize
 from pkb_ray.report.modes import comparison_markdown, comparison_table, mode_comparison  # noqa: F401 (its old home)
 from pkb_ray.report.tables import ProblemTable, problem_table
-from pkb_ray.report.turn_curves import CURVE_MODES, plot_step_curves, step_curves
+from pkb_ray.report.turn_curves import curve_mode, plot_step_curves, step_curves
 
 LEGEND = (
     "pass@k: unbiased estimator over the k attempts per problem. fast_p@k: correct and "
@@ -35,7 +35,7 @@ class Report:
     plot_path: Path | None
     curves: dict[str, dict[str, list[float]]]
     """model -> curve name -> one value per step (report/turn_curves.py: agent mode's
-    `pass@turn`..., tools mode's `pass@step`...; CURVE_MODES maps a name to its mode)."""
+    `pass@turn`..., tools mode's `pass@step`...; curve_mode() maps a name to its mode)."""
     turn_plot_path: Path | None = None
     """Agent mode's curves over turns."""
     problems_csv_path: Path | None = None
@@ -79,7 +79,7 @@ def curves_markdown(curves: dict[str, dict[str, list[float]]]) -> list[str]:
     step (the first 20)."""
     if not curves:
         return []
-    modes = {CURVE_MODES.get(n) for named in curves.values() for n in named}
+    modes = {curve_mode(n) for named in curves.values() for n in named}
     plots = ", ".join(f for m, f in (("agent", "pass_at_turn.png"), ("tools", "pass_at_step.png"))
                       if m in modes)
     lines = ["", "## Correct by step (agent modes)", "",
@@ -89,7 +89,7 @@ def curves_markdown(curves: dict[str, dict[str, list[float]]]) -> list[str]:
     for model, named in curves.items():
         for name, values in named.items():
             shown = ", ".join(f"{v:.2f}" for v in values[:20]) + (", ..." if len(values) > 20 else "")
-            lines.append(f"| {model} | {CURVE_MODES.get(name, '?')} | {name} | {len(values)} | {shown} |")
+            lines.append(f"| {model} | {curve_mode(name) or '?'} | {name} | {len(values)} | {shown} |")
     return lines
 
 

@@ -27,6 +27,12 @@ Each value is pass@1's estimator at that step: per problem the share of its atte
 count, averaged over problems. So the last value of `pass@turn` and of `submitted@step` is
 the leaderboard's pass@1 for that model and mode.
 
+With k > 1 attempts (k: the most any problem has, as the leaderboard's `k` column), the
+correctness curves (`pass@turn`, `pass@step`, `submitted@step`) also come as pass@k, named
+`<curve>:k<k>` (e.g. `submitted@step:k3`): at each step, the unbiased estimator over the
+problem's attempts (report/metrics.py `pass_at_k`), averaged over problems. The last value
+of `submitted@step:k3` is then the leaderboard's pass@k.
+
 The dict shape is the one the sweep hands to its trackers: model -> curve name -> one value
 per step. Curve names differ between modes, so one model's agent and tools curves share a
 dict; `CURVE_MODES` says which mode a name belongs to (the MLflow key `model/mode/name`).
@@ -39,12 +45,15 @@ from pathlib import Path
 from typing import Callable
 
 from pkb_ray.records import CellResult, CellStatus, TurnSummary
-from pkb_ray.report.metrics import is_fast
+from pkb_ray.report.metrics import is_fast, pass_at_k
 
 AGENT_CURVES = ("pass@turn", "fast1@turn")
 TOOLS_CURVES = ("pass@step", "fast1@step", "submitted@step", "submitted_fast1@step")
 CURVE_MODES = {**{n: "agent" for n in AGENT_CURVES}, **{n: "tools" for n in TOOLS_CURVES}}
-"""Curve name -> the sweep mode whose cells it is computed from."""
+"""Base curve name -> the sweep mode whose cells it is computed from (curve_mode() reads
+pass@k names too)."""
+PASS_K_CURVES = ("pass@turn", "pass@step", "submitted@step")
+"""Curves that also come as pass@k when cells have several attempts."""
 
 PASSING_TOOLS = ("check", "benchmark", "submit")
 """Tools whose result says whether a module is correct."""
@@ -55,10 +64,27 @@ Flags = dict[str, list[bool]]
 """Curve name -> per step, whether the cell counts after it."""
 
 
+def k_curve(name: str, k: int) -> str:
+    """The name of a curve's pass@k form: `submitted@step` -> `submitted@step:k3`."""
+    return name if k <= 1 else f"{name}:k{k}"
+
+
+def split_curve(name: str) -> tuple[str, int]:
+    """(base curve name, k): `submitted@step:k3` -> (`submitted@step`, 3)."""
+    base, _, k = name.partition(":k")
+    return base, int(k) if k.isdigit() else 1
+
+
+def curve_mode(name: str) -> str | None:
+    return CURVE_MODES.get(split_curve(name)[0])
+
+
 def curve_metric_key(model: str, name: str) -> str:
     """The tracker's metric key of one curve: `<model>/<mode>/<name>` with `@` spelled
-    `_at_` (MLflow forbids '@'); e.g. `a/agent/pass_at_turn`, `a/tools/submitted_at_step`."""
-    return f"{model}/{CURVE_MODES.get(name, 'agent')}/{name.replace('@', '_at_')}"
+    `_at_` and `:k` spelled `_k` (MLflow forbids both); e.g. `a/agent/pass_at_turn`,
+    `a/tools/submitted_at_step_k3`."""
+    key = name.replace("@", "_at_").replace(":k", "_k")
+    return f"{model}/{curve_mode(name) or 'agent'}/{key}"
 
 
 def _cumulative(hits: list[bool]) -> list[bool]:
@@ -100,11 +126,18 @@ def _curves(cells: list[CellResult], flags_of: Callable[[CellResult], Flags],
     for c in cells:
         per_problem[c.key.problem].append(flags_of(c))
     steps = max(len(f[names[0]]) for fs in per_problem.values() for f in fs)
+    k_max = max(len(fs) for fs in per_problem.values())
     # A cell that stopped early keeps its last state.
     at = lambda f, name, s: f[name][min(s, len(f[name]) - 1)]  # noqa: E731
-    return {name: [sum(sum(at(f, name, s) for f in fs) / len(fs) for fs in per_problem.values())
-                   / len(per_problem) for s in range(steps)]
-            for name in names}
+
+    def curve(name: str, k: int) -> list[float]:
+        return [sum(pass_at_k(len(fs), sum(at(f, name, s) for f in fs), k) for fs in per_problem.values())
+                / len(per_problem) for s in range(steps)]
+
+    out = {name: curve(name, 1) for name in names}
+    if k_max > 1:
+        out.update({k_curve(name, k_max): curve(name, k_max) for name in names if name in PASS_K_CURVES})
+    return out
 
 
 _MODES: dict[str, tuple[Callable[[CellResult], Flags], tuple[str, ...]]] = {
@@ -133,7 +166,7 @@ def turn_curves(results: list[CellResult]) -> dict[str, dict[str, list[float]]]:
 
 def mode_curves(curves: dict[str, dict[str, list[float]]], mode: str) -> dict[str, dict[str, list[float]]]:
     """The curves of one mode, for the models that have them."""
-    out = {model: {n: v for n, v in named.items() if CURVE_MODES.get(n) == mode}
+    out = {model: {n: v for n, v in named.items() if curve_mode(n) == mode}
            for model, named in curves.items()}
     return {model: named for model, named in out.items() if named}
 
@@ -169,16 +202,19 @@ def plot_step_curves(curves: dict[str, dict[str, list[float]]], mode: str, path:
     for model, named in curves.items():
         color = None
         for name, values in named.items():
-            ls, marker, words = _STYLE.get(name, ("-", ".", name))
+            base, k = split_curve(name)
+            ls, marker, words = _STYLE.get(base, ("-", ".", base))
+            # pass@k lies above pass@1 in the same colour, thinner: the gain from more attempts.
             (line,) = ax.plot(range(1, len(values) + 1), values, ls=ls, marker=marker, color=color,
-                              label=f"{model}: {words} ({name})")
+                              lw=1.5 if k == 1 else 0.8, alpha=1.0 if k == 1 else 0.6,
+                              label=f"{model}: {words}" + (f", pass@{k}" if k > 1 else "") + f" ({name})")
             color = line.get_color()
         if zeroshot_pass and model in zeroshot_pass:
             ax.axhline(zeroshot_pass[model], color=color, lw=0.8, ls=(0, (1, 3)),
                        label=f"{model}: zero-shot pass@1")
     ax.set_xlabel(_AXIS.get(mode, "step"))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("pass@1 after the step (share of cells)")
+    ax.set_ylabel("pass@1 (pass@k: thin) after the step")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     # Beside the axes: four curves per model would hide the lines they name.

@@ -83,10 +83,18 @@ def test_step_curves_by_hand(tmp_path):
     assert turn_curves(records) == {"a": {"pass@turn": [0.0, 1.0, 1.0], "fast1@turn": [0.0, 0.0, 1.0]}}
     assert curve_metric_key("a", "submitted@step") == "a/tools/submitted_at_step"
     assert curve_metric_key("a", "pass@turn") == "a/agent/pass_at_turn"
+    # p3 has two attempts, so the correctness curves also come as pass@2 (p1 and p2, with one
+    # attempt, count as at pass@1); the speed curves do not.
+    assert curves["pass@step:k2"] == pytest.approx([1 / 3, 2 / 3, 1, 1, 1])
+    assert curves["submitted@step:k2"] == pytest.approx([1 / 3, 1 / 3, 1 / 3, 1 / 3, 2 / 3])
+    assert "fast1@step:k2" not in curves and "pass@turn:k2" not in curves  # the agent cell: 1 attempt
+    assert curve_metric_key("a", "submitted@step:k2") == "a/tools/submitted_at_step_k2"
 
     report = build_report(records, tmp_path)
     tools = next(s for s in report.summaries if s.mode == "tools")
     assert tools.pass_at_1 == pytest.approx(curves["submitted@step"][-1])  # the final answer
+    assert tools.k == 2 and tools.pass_at_k == pytest.approx(curves["submitted@step:k2"][-1])
+    assert "submitted@step:k2" in report.markdown_path.read_text()
     assert report.step_plot_path.name == "pass_at_step.png" and report.step_plot_path.exists()
     assert report.turn_plot_path.name == "pass_at_turn.png" and report.turn_plot_path.exists()
     md = report.markdown_path.read_text()
