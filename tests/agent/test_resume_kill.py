@@ -5,29 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 from collections import Counter
 
 import pytest
 
 from tests.agent.conftest import REPO, SECRET, agent_cmd, overrides, scripted
 from tests.agent.tool_server import ToolServer, step_of
+from tests.kill import jsonl, kill_when
 
 pytestmark = pytest.mark.slow
-
-
-def _records(path):
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass  # a torn tail
-    return out
 
 
 def test_sigkill_mid_tool_then_rerun_repeats_nothing(tmp_path):
@@ -38,16 +25,10 @@ def test_sigkill_mid_tool_then_rerun_repeats_nothing(tmp_path):
         cmd = agent_cmd(*overrides(server.url, tmp_path))
         proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        deadline = time.time() + 400
         # Kill once benchmark has finished and profile has started (profile takes seconds).
-        while not any(r["kind"] == "tool_start" and r["tool"] == "profile" for r in _records(journal)):
-            assert proc.poll() is None, proc.stdout.read()
-            assert time.time() < deadline, "no progress before the kill"
-            time.sleep(0.05)
-        time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGKILL)  # the episode and everything it started, at once
-        proc.wait()
-        before = _records(journal)
+        kill_when(proc, lambda: any(r["kind"] == "tool_start" and r["tool"] == "profile" for r in jsonl(journal)),
+                  timeout_s=400, settle_s=0.5, group=True)
+        before = jsonl(journal)
         finished_before = {r["call_id"] for r in before if r["kind"] == "tool_result"}
         assert {r["tool"] for r in before if r["kind"] == "tool_result"} == {"check", "benchmark"}
         assert not any(r["kind"] == "end" for r in before)
@@ -66,7 +47,7 @@ def test_sigkill_mid_tool_then_rerun_repeats_nothing(tmp_path):
     assert out["requests_made"] == len(bodies) - requests_before == 2
     # Tool executions, counted from the starts the journal keeps: the finished ones ran
     # once; the one the kill cut off (profile) ran again; the rest ran once.
-    after = _records(journal)
+    after = jsonl(journal)
     starts = Counter((r["tool"], r["call_id"]) for r in after if r["kind"] == "tool_start")
     assert all(n == 1 for (tool, cid), n in starts.items() if cid in finished_before)
     assert sorted(tool for (tool, _), n in starts.items() for _ in range(n)) == \

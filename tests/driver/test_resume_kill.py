@@ -2,31 +2,19 @@
 in the journal and in MLflow. The Ray cluster is real (started here) and outlives the
 killed driver, as on a real cluster."""
 
-import json
-import signal
 import subprocess
-import time
 
 import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.driver.conftest import scrubbed_env, sweep_cmd
+from tests.kill import jsonl, kill_when
 
 pytestmark = pytest.mark.slow
 
 
 def _journal_ids(path):
-    if not path.exists():
-        return []
-    ids = []
-    for line in path.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue  # the torn tail a kill may leave
-        k = rec["key"]
-        ids.append(f"{k['model']}/{k['problem']}/{k['attempt']}/{k['mode']}")
-    return ids
+    return [f"{k['model']}/{k['problem']}/{k['attempt']}/{k['mode']}" for k in (r["key"] for r in jsonl(path))]
 
 
 def test_sigkill_then_rerun_records_each_cell_once(ray_head, tmp_path):
@@ -35,13 +23,7 @@ def test_sigkill_then_rerun_records_each_cell_once(ray_head, tmp_path):
     journal = tmp_path / "sweeps" / "killme" / "journal.jsonl"
     driver = subprocess.Popen(sweep_cmd(*overrides), cwd=tmp_path, env=scrubbed_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 300
-    while len(_journal_ids(journal)) < 3:
-        assert driver.poll() is None, driver.stdout.read()
-        assert time.time() < deadline, "no progress before the kill"
-        time.sleep(0.05)
-    driver.send_signal(signal.SIGKILL)
-    driver.wait()
+    kill_when(driver, lambda: len(_journal_ids(journal)) >= 3, timeout_s=300)
     recorded_before = len(_journal_ids(journal))
     assert 3 <= recorded_before < 10
 

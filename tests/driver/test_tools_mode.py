@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from mlflow.tracking import MlflowClient
 from tests.agent.conftest import GOOD, REPO, SECRET, overrides as agent_overrides, scripted
 from tests.agent.tool_server import ToolServer, step_of
 from tests.driver.conftest import scrubbed_env, sweep_cmd
+from tests.kill import jsonl, kill_when
 
 pytestmark = pytest.mark.slow
 
@@ -37,19 +36,11 @@ def overrides(url: str, tmp: Path, ray_head, *extra: str) -> list[str]:
 
 
 def journal_lines(tmp: Path) -> list[dict]:
-    path = tmp / "sweeps" / NAME / "journal.jsonl"
-    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+    return jsonl(tmp / "sweeps" / NAME / "journal.jsonl")
 
 
 def episode_records(tmp: Path) -> list[dict]:
-    out = []
-    for path in (tmp / "sweeps" / NAME / "agent").glob("*/*/*.jsonl"):
-        for line in path.read_text().splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass  # the torn tail a kill leaves
-    return out
+    return jsonl(sorted((tmp / "sweeps" / NAME / "agent").glob("*/*/*.jsonl")))
 
 
 def test_tools_sweep_records_every_step_and_reruns_nothing(ray_head, tmp_path):
@@ -104,15 +95,10 @@ def test_sigkill_mid_tool_then_rerun_repeats_no_request_and_no_finished_tool(ray
         cmd = sweep_cmd(*overrides(server.url, tmp_path, ray_head, "tracking.enabled=false"))
         proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
-        deadline = time.time() + 600
         # Kill once profile's step has left the episode for an evaluator (it takes seconds).
-        while not any(r["kind"] == "tool_start" and r["tool"] == "profile" for r in episode_records(tmp_path)):
-            assert proc.poll() is None, proc.stderr.read()
-            assert time.time() < deadline, "no progress before the kill"
-            time.sleep(0.05)
-        time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill_when(proc, lambda: any(r["kind"] == "tool_start" and r["tool"] == "profile"
+                                    for r in episode_records(tmp_path)),
+                  timeout_s=600, settle_s=0.5, group=True)
         before = episode_records(tmp_path)
         finished = {r["call_id"] for r in before if r["kind"] == "tool_result"}
         assert {r["tool"] for r in before if r["kind"] == "tool_result"} == {"check", "benchmark"}
