@@ -44,6 +44,10 @@ def _setup(r: int, job: dict, workdir: str, communicating: bool) -> None:
     if communicating:
         backend = "cpu:gloo,cuda:nccl" if device == "cuda" else "gloo"
         dist.init_process_group(backend, store=store, rank=r, world_size=ws, timeout=timeout)
+        # gloo's mesh can be whole on one rank while another still connects: a script that
+        # never communicates would let the first exit and break the second's init ("Gloo
+        # connectFullMesh failed", seen on a loaded 2-core machine). Every rank waits here.
+        dist.barrier()
     else:
         from pkb_ray.engine.worker import process_group
 
