@@ -51,7 +51,7 @@ class ToolExecutor:
         if req.tool in (Tool.CHECK, Tool.BENCHMARK, Tool.SUBMIT):
             out = self._evaluate(req, build)
         elif req.tool is Tool.PROFILE:
-            out = self._profile(req.text)
+            out = self._profile(req, build)
         else:
             out = self._run(req.text)
         out.wall_s = time.monotonic() - t0
@@ -68,14 +68,18 @@ class ToolExecutor:
             return dataclasses.replace(b, size=self.cfg.benchmark_size, time_candidate=True)
         return b  # submit: exactly the zero-shot request
 
+    def _built(self, ereq: EvalRequest, build: BuildResult | None) -> BuildResult | None:
+        """The module's build on cuda: the one given (a sweep's CPU build stage) or made here."""
+        if build is not None or ereq.device != "cuda":
+            return build
+        from pkb_ray.engine.build import prebuild
+
+        return prebuild(ereq.candidate_source, ereq.torch_cuda_arch_list, ereq.cache_dir,
+                        device="cuda", sandbox_mode=ereq.sandbox.mode, sandbox_user=ereq.sandbox.user)
+
     def _evaluate(self, req: ToolRequest, build: BuildResult | None) -> ToolOutcome:
         ereq = self.request_for(req)
-        if build is None and ereq.device == "cuda":
-            from pkb_ray.engine.build import prebuild
-
-            build = prebuild(ereq.candidate_source, ereq.torch_cuda_arch_list, ereq.cache_dir,
-                             device="cuda", sandbox_mode=ereq.sandbox.mode, sandbox_user=ereq.sandbox.user)
-        res = self.evaluate_fn(ereq, build)
+        res = self.evaluate_fn(ereq, self._built(ereq, build))
         return outcome_of_evaluation(req.tool, res, device_s=res.node_seconds * ereq.world_size)
 
     # -- through the sandbox ---------------------------------------------------------------
@@ -113,10 +117,18 @@ class ToolExecutor:
             files[f"inputs_rank{r}.b64"] = base64.b64encode(buf.getvalue()).decode()
         return files
 
-    def _profile(self, source: str) -> ToolOutcome:
+    def _profile(self, req: ToolRequest, build: BuildResult | None) -> ToolOutcome:
+        """On cuda the module is built first, like check's (a compile inside the ranks would
+        spend the tool's time limit, and the node, on nvcc); a failed build is answered as
+        check answers it."""
         b = self.base
-        files = {"candidate.py": source, **self._inputs_files()}
-        job = RankJob("profile", b.world_size, b.device, self.cfg.run_timeout_s, files, self.cfg.profile_calls)
+        build = self._built(dataclasses.replace(b, candidate_source=req.text), build)
+        if build is not None and not build.ok:
+            res = self.evaluate_fn(self.request_for(req), build)  # ends at the build: nothing starts
+            return outcome_of_evaluation(req.tool, res, device_s=0.0)
+        files = {"candidate.py": req.text, **self._inputs_files()}
+        job = RankJob("profile", b.world_size, b.device, self.cfg.run_timeout_s, files, self.cfg.profile_calls,
+                      build.extensions_dir if build is not None else "")
         o = run_on_ranks(job, b.sandbox, self._cache_dirs(), self.cvd, LOG_CHARS)
         measures = "CUDA kernels and copies" if b.device == "cuda" else "CPU ops (no GPU on this node)"
         return ToolOutcome(profile_summary(o, measures, self.cfg.benchmark_size, self.cfg.run_timeout_s),
@@ -126,7 +138,7 @@ class ToolExecutor:
 def outcome_of_evaluation(tool: Tool, res: EvalResult, device_s: float, wall_s: float = 0.0) -> ToolOutcome:
     """check, benchmark or submit's outcome from the engine's result (submit's is the
     episode's final answer)."""
-    return ToolOutcome(summarize(res, timed=tool is not Tool.CHECK), device_s=device_s, wall_s=wall_s,
+    return ToolOutcome(summarize(res, timed=tool in (Tool.BENCHMARK, Tool.SUBMIT)), device_s=device_s, wall_s=wall_s,
                        evaluation=res, final=to_plain(res) if tool is Tool.SUBMIT else None)
 
 

@@ -36,6 +36,9 @@ class RankJob:
     files: dict[str, str]
     """Written into the sandbox's private directory first (script.py, candidate.py, inputs)."""
     profile_calls: int = 5
+    extensions_from: str = ""
+    """The module's prebuilt extensions (engine/build.py), copied into the ranks' extension
+    directory before they start; empty: whatever the module builds, it builds on the ranks."""
 
 
 @dataclass
@@ -75,7 +78,8 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
     t0 = time.monotonic()
     proc = sandbox.start(plan, ["python", "-m", "pkb_ray.agent.rank_main"], env=rank_env(**over),
                          pass_fds=[], gpu=job.device == "cuda", cache_dirs=cache_dirs,
-                         pre_files=job.files, dirs=["ext"], binds=binds or None)
+                         pre_files=job.files, dirs=["ext"], binds=binds or None,
+                         trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else None)
     timed_out = False
     try:
         if proc.wait_ready(START_S):  # the limit starts once torch is imported

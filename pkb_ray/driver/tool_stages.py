@@ -2,7 +2,7 @@
 episode, and each of its pipeline turns is one tool call.
 
     generate -> AgentService.advance (the model's next tool call, on the driver's node)
-    build    -> prebuild of the module, for check, benchmark and submit on cuda
+    build    -> prebuild of the module, for check, benchmark, profile and submit on cuda
     evaluate -> NodeEvaluator.run_tool, queued on the evaluators with every other task
 
 So an episode waiting for its model holds no evaluator, and its tool calls share the
@@ -27,7 +27,8 @@ from pkb_ray.engine.build import prebuild
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.records import identity_digest
 
-_EVALUATED = {Tool.CHECK.value, Tool.BENCHMARK.value, Tool.SUBMIT.value}
+_BUILT = {Tool.CHECK.value, Tool.BENCHMARK.value, Tool.SUBMIT.value, Tool.PROFILE.value}
+"""Tools whose module is built on a CPU worker first on cuda (`run` takes a script)."""
 
 
 def episode_journal_path(sweep_dir: Path, state: CellState) -> str:
@@ -81,7 +82,7 @@ class ToolStages:
             not self.budget.exhausted())
 
     def build(self, state: CellState) -> Any | None:
-        if self._build is None or state.current.generation.tool not in _EVALUATED:
+        if self._build is None or state.current.generation.tool not in _BUILT:
             return None
         return self._build.remote(state.current.generation.candidate_source, self.cfg.eval.torch_cuda_arch_list,
                                   self.cfg.eval.cache_dir)

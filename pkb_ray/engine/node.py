@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import socket
 import subprocess
 import sys
@@ -26,7 +25,6 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pkb_ray.engine import nccl_stub, sandbox
 from pkb_ray.engine.env import rank_env
@@ -208,7 +206,7 @@ class JudgeNode:
         self.prewarm(job["guard"])
         try:
             if extensions_from and os.path.isdir(extensions_from):
-                _copy_tree(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
+                sandbox.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
             t_wait = time.monotonic()
             if not sb.proc.wait_ready(start_s):
                 out.harness_error = ("the sandbox did not start: "
@@ -303,16 +301,6 @@ def _wait_for_end(proc: sandbox.SandboxProcess, rank: int, timeout_s: float) -> 
         if rank in ends_in(proc.log_tail("zygote.log", 2000)):
             return
         time.sleep(0.01)
-
-
-def _copy_tree(src: str, dst: str, plan: sandbox.SandboxPlan) -> None:
-    """The candidate's prebuilt extensions, copied in with their times (torch's build sees
-    them up to date and loads them: 0.1 s instead of a 48 s compile, DESIGN.md)."""
-    shutil.copytree(src, dst, dirs_exist_ok=True, copy_function=shutil.copy2)
-    if plan.uid is not None:
-        for root, dirs, files in os.walk(dst):
-            for n in dirs + files:
-                os.chown(os.path.join(root, n), plan.uid, plan.gid or plan.uid)
 
 
 def _die_with_parent() -> None:

@@ -118,3 +118,44 @@ def test_redact_removes_paths_variables_and_secrets(monkeypatch):
     assert "rank.py" not in out and "run_calls" not in out  # the harness frame is gone
     assert 'File "candidate_rank1.py", line 3' in out
     assert "sk-live" not in out and "PKB_" not in out and "/root" not in out and "/tmp" not in out
+
+
+def test_profile_answers_a_failed_build_without_starting_ranks(tmp_path):
+    """On cuda a sweep builds profile's module on a CPU worker first; a failed build is the
+    answer (as check gives it), and no rank is started for it."""
+    from pkb_ray.agent.executor import ToolExecutor
+    from pkb_ray.agent.tools import Tool, ToolRequest
+    from pkb_ray.engine.build import BuildResult
+    from pkb_ray.records import FailureClass
+
+    sweep, _ = split_overrides(overrides("http://127.0.0.1:9/v1", tmp_path))
+    base = episode_spec("sum_ranks", sweep, 1).base
+    failed = BuildResult(ok=False, failure=FailureClass.COMPILE_ERROR, message="the module did not build",
+                         log="kernel.cu(3): error: identifier \"x\" is undefined", compile_seconds=4.0)
+    out = ToolExecutor(base, agent_config([])).execute(ToolRequest(Tool.PROFILE, "def solution(x):\n    return x\n"),
+                                                       failed)
+    assert out.result.failure == "compile_error" and "undefined" in out.result.compiler_output
+    assert out.device_s == 0.0 and out.result.speedup is None
+    assert "compile_error" in out.model_view()
+
+
+def test_ranks_start_with_the_prebuilt_extensions_and_their_times(tmp_path):
+    """The prebuild is copied into the ranks' extension directory before they start, with
+    its modification times (torch then loads it instead of compiling again)."""
+    import os
+
+    from pkb_ray.agent.ranks import RankJob, run_on_ranks
+    from pkb_ray.config.schema import SandboxConfig
+
+    built = tmp_path / "built" / "candidate_ext"
+    built.mkdir(parents=True)
+    (built / "candidate_ext.so").write_bytes(b"\x7fELF not really")
+    os.utime(built / "candidate_ext.so", (1_600_000_000, 1_600_000_000))
+    script = ("import os\np = os.path.join(os.environ['TORCH_EXTENSIONS_DIR'], 'candidate_ext', 'candidate_ext.so')\n"
+              "print('mtime', int(os.stat(p).st_mtime), open(p, 'rb').read()[1:4].decode())\n")
+    job = RankJob("script", 2, "cpu", 60.0, {"script.py": script}, extensions_from=str(tmp_path / "built"))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    out = run_on_ranks(job, SandboxConfig(), [str(cache)])
+    assert not out.timed_out and [r.exit_code for r in out.ranks] == [0, 0], [r.output for r in out.ranks]
+    assert all("mtime 1600000000 ELF" in r.output for r in out.ranks), [r.output for r in out.ranks]
