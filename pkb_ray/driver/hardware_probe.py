@@ -6,7 +6,8 @@ NodeEvaluator is started on the first GPU node that can hold the sweep (the node
 evaluators list first), holding all that node's GPUs as the evaluators will (so it has
 their fingerprint and reads their cached profile), asked `hardware_profile`, and killed;
 no placement group is made, so nothing is left reserved. On a mixed cluster the prompts
-describe that one node.
+describe that one node, and the sweep says so (each cell records the fingerprint of the
+node that evaluated it).
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ def node_hardware_profile(world_size: int, cache_dir: str,
     if not nodes:
         return None, f"no alive node has >= {world_size} GPUs"
     node = nodes[0]
+    note = mixed_gpus_note(nodes)
+    if note:
+        say(note)
     actor = NodeEvaluator.options(
         num_cpus=1, num_gpus=node["gpus"], max_restarts=0,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node["node_id"], soft=False),
@@ -63,3 +67,18 @@ def node_hardware_profile(world_size: int, cache_dir: str,
     finally:
         ray.kill(actor)
     return profile, "" if profile is not None else f"measuring on node {node['address']} failed"
+
+
+def mixed_gpus_note(nodes: list[dict]) -> str:
+    """What to tell a user whose evaluating nodes differ in GPU type or count: the prompts
+    describe the first node only; "" on a uniform cluster."""
+    kinds = sorted({(n.get("gpu_type") or "unknown GPU", n["gpus"]) for n in nodes})
+    if len(kinds) < 2:
+        return ""
+    counts = {k: sum(1 for n in nodes if (n.get("gpu_type") or "unknown GPU", n["gpus"]) == k) for k in kinds}
+    first = nodes[0]
+    listed = ", ".join(f"{c} node(s) of {g} x {t}" for (t, g), c in counts.items())
+    return (f"pkb: the evaluating nodes differ ({listed}); the prompts describe node {first['address']} "
+            f"({first['gpus']} x {first.get('gpu_type') or 'unknown GPU'}). Speedups are measured on the "
+            "node that evaluates each cell (its fingerprint is recorded); to sweep one kind, run on a "
+            "cluster of that kind.")

@@ -83,12 +83,17 @@ NodeEvaluator = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=0)(_NodeE
 
 
 def gpu_nodes_in_cluster() -> list[dict[str, Any]]:
-    """Alive nodes with GPUs: [{"node_id", "address", "gpus"}], sorted by address."""
+    """Alive nodes with GPUs: [{"node_id", "address", "gpus", "gpu_type"}], sorted by
+    address. gpu_type is what Ray detected ("H200" from its `accelerator_type:H200`
+    resource), "" where it names none."""
     nodes = []
     for n in ray.nodes():
-        gpus = int(n.get("Resources", {}).get("GPU", 0))
+        res = n.get("Resources", {})
+        gpus = int(res.get("GPU", 0))
         if n.get("Alive") and gpus > 0:
-            nodes.append({"node_id": n["NodeID"], "address": n.get("NodeManagerAddress", ""), "gpus": gpus})
+            kind = next((k.split(":", 1)[1] for k in res if k.startswith("accelerator_type:")), "")
+            nodes.append({"node_id": n["NodeID"], "address": n.get("NodeManagerAddress", ""), "gpus": gpus,
+                          "gpu_type": kind})
     return sorted(nodes, key=lambda d: (d["address"], d["node_id"]))
 
 

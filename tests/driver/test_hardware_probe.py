@@ -11,7 +11,7 @@ import time
 import pytest
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
-from pkb_ray.driver.hardware_probe import node_hardware_profile, prompt_profile
+from pkb_ray.driver.hardware_probe import mixed_gpus_note, node_hardware_profile, prompt_profile
 from pkb_ray.engine import hardware
 
 
@@ -29,7 +29,8 @@ def gpu_node():
     import ray
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "num_gpus": 2})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "num_gpus": 2,
+                                                            "resources": {"accelerator_type:H200": 1}})
     ray.init(address=cluster.address)
     yield cluster
     ray.shutdown()
@@ -41,6 +42,9 @@ def test_the_plan_reads_the_node_profile_through_its_actor(gpu_node, tmp_path):
 
     from tests.generation.test_hardware_text import h200x2
 
+    from pkb_ray.engine.node_evaluator import gpu_nodes_in_cluster
+
+    assert [(n["gpus"], n["gpu_type"]) for n in gpu_nodes_in_cluster()] == [(2, "H200")]
     fp = hardware.fingerprint("cuda", "0,1")  # what the actor holding GPUs 0,1 computes
     hardware.save_profile(tmp_path, dataclasses.replace(h200x2(), fingerprint=fp))
     profile, why = node_hardware_profile(2, str(tmp_path), timeout_s=120)
@@ -54,3 +58,13 @@ def test_the_plan_reads_the_node_profile_through_its_actor(gpu_node, tmp_path):
     assert ray.available_resources().get("GPU") == 2
     none, why = node_hardware_profile(4, str(tmp_path))
     assert none is None and "no alive node has >= 4 GPUs" in why
+
+
+def test_a_mixed_cluster_is_named():
+    h200 = {"node_id": "a", "address": "10.0.0.1", "gpus": 8, "gpu_type": "H200"}
+    h100 = {"node_id": "b", "address": "10.0.0.2", "gpus": 8, "gpu_type": "H100"}
+    assert mixed_gpus_note([h200, dict(h200, node_id="c")]) == ""
+    note = mixed_gpus_note([h200, h100, dict(h100, node_id="d")])
+    assert "1 node(s) of 8 x H200" in note and "2 node(s) of 8 x H100" in note
+    assert "describe node 10.0.0.1 (8 x H200)" in note
+    assert "4 x H200" in mixed_gpus_note([h200, dict(h200, gpus=4)])  # same type, other count
