@@ -142,16 +142,30 @@ def outcome_of_evaluation(tool: Tool, res: EvalResult, device_s: float, wall_s: 
                        evaluation=res, final=to_plain(res) if tool is Tool.SUBMIT else None)
 
 
+def _rank_profile(rank: int, report: object) -> RankProfile | None:
+    """The rank's profile_rank<r>.json as typed rows; None when it is not what rank_main
+    writes (the sandbox's code can write anything there)."""
+    def rows(key: str, most: int) -> list[ProfileRow]:
+        return [ProfileRow(str(x["name"])[:200], int(x["calls"]), float(x["self_us"]), float(x["total_us"]))
+                for x in report.get(key, [])[:most]]  # type: ignore[union-attr]
+
+    try:
+        return RankProfile(rank, rows("rows", 12), rows("copies", 8), int(report.get("profiled_calls", 0)))  # type: ignore[union-attr]
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+
 def profile_summary(o: RanksOutcome, measures: str, size: str, limit_s: float) -> ProfileSummary:
     ranks, failed = [], []
     for r in o.ranks:
-        if r.report is None or r.exit_code != 0:
-            failed.append(f"rank {r.rank}: " + (f"exit {r.exit_code}" if r.exit_code is not None else "no exit")
+        prof = _rank_profile(r.rank, r.report) if r.report is not None and r.exit_code == 0 else None
+        if prof is None:
+            why = (f"exit {r.exit_code}" if r.exit_code is not None else "no exit") if r.exit_code != 0 or \
+                r.report is None else "its profile report is malformed"
+            failed.append(f"rank {r.rank}: {why}"
                           + (f"\n{redact(tail(r.output, LOG_CHARS))}" if r.output.strip() else ""))
             continue
-        rows = [ProfileRow(**x) for x in r.report.get("rows", [])]
-        copies = [ProfileRow(**x) for x in r.report.get("copies", [])]
-        ranks.append(RankProfile(r.rank, rows, copies, int(r.report.get("profiled_calls", 0))))
+        ranks.append(prof)
     msg = f"stopped at the time limit of {limit_s:g} s. " if o.timed_out else ""
     msg += "\n".join(failed) or redact(o.sandbox_error)
     return ProfileSummary(not failed and not o.timed_out and bool(ranks), measures, ranks, msg.strip(), size)

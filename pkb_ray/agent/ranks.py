@@ -15,7 +15,6 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from pkb_ray.config.schema import SandboxConfig
 from pkb_ray.engine import nccl_stub, sandbox
@@ -93,13 +92,10 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
     ends = ends_in(zygote_log)
     ranks = []
     for r in range(job.world_size):
-        report = None
-        path = Path(proc.workdir, f"profile_rank{r}.json")
-        if path.exists():
-            try:
-                report = json.loads(path.read_text()[:200_000])
-            except ValueError:
-                report = None
+        try:  # the candidate's to write: read as sandbox.read_sandbox_file reads, checked by the caller
+            report = json.loads(proc.read_file(f"profile_rank{r}.json", 200_000) or b"null")
+        except ValueError:
+            report = None
         end = ends.get(r)
         ranks.append(RankExit(r, end.exit_code if end else None, proc.log_tail(f"rank{r}.log", output_chars), report,
                               end.signal_name if end else None))

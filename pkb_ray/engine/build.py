@@ -89,7 +89,7 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
                                compile_seconds=seconds, flags=report.flags)
         built = Path(proc.workdir) / "ext"
         tmp = dst.with_name(dst.name + f".tmp{time.monotonic_ns()}")
-        shutil.copytree(built, tmp, copy_function=shutil.copy2, dirs_exist_ok=True)
+        sandbox.copy_regular_tree(str(built), str(tmp))  # what the candidate's import left there
         (tmp / ".complete").write_text("")
         try:
             tmp.replace(dst)

@@ -24,6 +24,7 @@ import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -34,7 +35,6 @@ from pathlib import Path
 from typing import Callable
 
 import pkb_ray
-from pkb_ray.engine.env import rank_env
 
 KINDS = ("bwrap+uid", "bwrap", "uid", "none")
 DEFAULT_USER = "pkb-sandbox"
@@ -324,13 +324,12 @@ class SandboxProcess:
                 self.popen.stdout.close()
 
     def log_tail(self, name: str, chars: int = 6000) -> str:
-        try:
-            with open(os.path.join(self.workdir, name), "rb") as f:  # a candidate may print gigabytes
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - 4 * chars))
-                return f.read().decode(errors="replace")[-chars:]
-        except OSError:
-            return ""
+        data = read_sandbox_file(self.workdir, name, 4 * chars, tail=True)  # a candidate may print gigabytes
+        return data.decode(errors="replace")[-chars:]
+
+    def read_file(self, name: str, max_bytes: int) -> bytes:
+        """The first max_bytes of a file the sandbox wrote (read_sandbox_file's rules)."""
+        return read_sandbox_file(self.workdir, name, max_bytes)
 
     def cleanup(self) -> None:
         self.kill()
@@ -355,11 +354,73 @@ def _kill_tagged(sandbox_id: str) -> None:
             continue
 
 
+_UNTRUSTED_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+"""How the harness opens what a sandbox wrote: its user owns the directory and may have put
+a symlink (to /proc/self/environ, to mlflow.db) or a FIFO where a log should be. Followed
+with the harness's rights, it would read the harness's secrets into a result the model sees
+(or block on the FIFO)."""
+
+
+def _open_regular(path: str, dir_fd: int | None = None) -> int | None:
+    """An fd on `path` if it is a regular file reached without a symlink, else None."""
+    try:
+        fd = os.open(path, _UNTRUSTED_OPEN, dir_fd=dir_fd)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
+
+
+def read_sandbox_file(workdir: str, name: str, max_bytes: int, tail: bool = False) -> bytes:
+    """Up to max_bytes (the last ones when `tail`) of workdir/name: b"" unless it is a
+    regular file, reached without a symlink in the directory or the name."""
+    try:
+        dfd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        fd = _open_regular(name, dir_fd=dfd) if "/" not in name else None
+    finally:
+        os.close(dfd)
+    if fd is None:
+        return b""
+    with os.fdopen(fd, "rb") as f:
+        if tail:
+            f.seek(max(0, os.fstat(fd).st_size - max_bytes))
+        return f.read(max_bytes)
+
+
+def copy_regular_tree(src: str, dst: str) -> None:
+    """src's directories and regular files, copied with their times and modes; symlinks,
+    FIFOs and devices are left out (src may be what a sandbox built: see _UNTRUSTED_OPEN)."""
+    os.makedirs(dst, exist_ok=True)
+    if os.path.islink(src) or not os.path.isdir(src):  # os.walk would follow a symlink at the top
+        return
+    for root, dirs, files in os.walk(src, followlinks=False):
+        rel = os.path.relpath(root, src)
+        out = dst if rel == "." else os.path.join(dst, rel)
+        for d in dirs:
+            if not os.path.islink(os.path.join(root, d)):
+                os.makedirs(os.path.join(out, d), exist_ok=True)
+        for name in files:
+            fd = _open_regular(os.path.join(root, name))
+            if fd is None:
+                continue
+            st = os.fstat(fd)
+            target = os.path.join(out, name)
+            with os.fdopen(fd, "rb") as fin, open(target, "wb") as fout:
+                shutil.copyfileobj(fin, fout)
+            os.chmod(target, stat.S_IMODE(st.st_mode))
+            os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # torch's build checks times
+
+
 def copy_tree_in(src: str, dst: str, plan: SandboxPlan) -> None:
     """A candidate's prebuilt extensions, copied into a sandbox's directory with their times
     (torch's build sees them up to date and loads them: 0.1 s instead of a 48 s compile,
     DESIGN.md), owned by the sandbox's user."""
-    shutil.copytree(src, dst, dirs_exist_ok=True, copy_function=shutil.copy2)
+    copy_regular_tree(src, dst)
     if plan.uid is not None:
         for root, ds, fs in os.walk(dst):
             for n in [root] + [os.path.join(root, x) for x in ds + fs]:

@@ -84,6 +84,12 @@ def test_probes_find_nothing(run_eval, name, monkeypatch):
     _not_correct_and_fast(res)
 
 
+def test_logs_swapped_for_links_show_nothing_of_the_harness(run_eval):
+    res = run_eval(ADVERSARIAL / "symlinks_logs.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    assert "PATH=" not in res.log + res.message and "HOME=" not in res.log + res.message, res.log[-2000:]
+
+
 def test_segfault_names_the_signal(run_eval):
     res = run_eval(ADVERSARIAL / "segfault.py")
     assert res.failure == F.RUNTIME_ERROR and "SIGSEGV" in res.message, res.message

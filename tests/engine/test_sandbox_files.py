@@ -1,0 +1,49 @@
+"""What the harness reads or copies from a sandbox's directory: regular files only, never
+through a symlink, never blocking on a FIFO (the sandbox's user owns that directory)."""
+
+from __future__ import annotations
+
+import os
+
+from pkb_ray.engine.sandbox import copy_regular_tree, read_sandbox_file
+
+
+def _tree(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("sk-harness-secret")
+    box = tmp_path / "box"
+    (box / "ext" / "sub").mkdir(parents=True)
+    (box / "ext" / "sub" / "mod.so").write_bytes(b"\x7fELF built")
+    os.utime(box / "ext" / "sub" / "mod.so", ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    (box / "ext" / "leak.so").symlink_to(secret)
+    (box / "ext" / "linked_dir").symlink_to(tmp_path)
+    os.mkfifo(box / "ext" / "pipe")
+    (box / "rank0.log").symlink_to(secret)
+    os.mkfifo(box / "zygote.log")
+    (box / "rank1.log").write_text("x" * 100 + "last words")
+    return box
+
+
+def test_reads_regular_files_only(tmp_path):
+    box = _tree(tmp_path)
+    assert read_sandbox_file(str(box), "rank0.log", 1000) == b""  # a symlink: not followed
+    assert read_sandbox_file(str(box), "zygote.log", 1000) == b""  # a FIFO: not opened for reading
+    assert read_sandbox_file(str(box), "rank1.log", 10, tail=True) == b"last words"
+    assert read_sandbox_file(str(box), "rank1.log", 3) == b"xxx"
+    assert read_sandbox_file(str(box), "missing.log", 10) == b""
+    (tmp_path / "box_link").symlink_to(box)  # the directory itself swapped for a link
+    assert read_sandbox_file(str(tmp_path / "box_link"), "rank1.log", 10) == b""
+
+
+def test_copies_regular_files_with_their_times_and_nothing_else(tmp_path):
+    box = _tree(tmp_path)
+    out = tmp_path / "out"
+    copy_regular_tree(str(box / "ext"), str(out))
+    found = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    assert found == ["sub", "sub/mod.so"], found
+    assert (out / "sub" / "mod.so").read_bytes() == b"\x7fELF built"
+    assert (out / "sub" / "mod.so").stat().st_mtime_ns == 1_600_000_000_000_000_000  # torch's build checks it
+    copy_regular_tree(str(tmp_path / "no_such"), str(tmp_path / "out2"))  # nothing there: nothing copied
+    (tmp_path / "ext_link").symlink_to(box / "ext")
+    copy_regular_tree(str(tmp_path / "ext_link"), str(tmp_path / "out3"))
+    assert list((tmp_path / "out3").iterdir()) == []
