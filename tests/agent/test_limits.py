@@ -159,3 +159,17 @@ def test_ranks_start_with_the_prebuilt_extensions_and_their_times(tmp_path):
     out = run_on_ranks(job, SandboxConfig(), [str(cache)])
     assert not out.timed_out and [r.exit_code for r in out.ranks] == [0, 0], [r.output for r in out.ranks]
     assert all("mtime 1600000000 ELF" in r.output for r in out.ranks), [r.output for r in out.ranks]
+
+
+def test_a_malformed_profile_report_fails_its_rank_not_the_evaluator():
+    """profile_rank<r>.json is the sandbox's to write: garbage there fails that rank."""
+    from pkb_ray.agent.executor import profile_summary
+    from pkb_ray.agent.ranks import RankExit, RanksOutcome
+
+    good = {"rows": [{"name": "k", "calls": 5, "self_us": 1.5, "total_us": 2.0}], "copies": [], "profiled_calls": 5}
+    for bad in ([], {"rows": [{"name": "k", "evil": 1}]}, {"rows": "x"}, {"rows": [{"name": "k", "calls": "many",
+                                                                                    "self_us": 1, "total_us": 1}]}):
+        out = profile_summary(RanksOutcome([RankExit(0, 0, "", good), RankExit(1, 0, "", bad)], False, 1.0),
+                              "CPU ops", "bench", 60.0)
+        assert not out.ok and "rank 1: its profile report is malformed" in out.message, (bad, out)
+        assert [r.rank for r in out.ranks] == [0] and out.ranks[0].rows[0].self_us == 1.5
