@@ -210,6 +210,14 @@ class Pipeline:
             self._after_turn(state)
 
     def _on_evaluated(self, state: CellState, result: Any) -> None:
+        evaluation = result if isinstance(result, EvalResult) else result.evaluation
+        if evaluation is not None and evaluation.failure is not None and evaluation.failure.is_transient:
+            # The harness failed (a sandbox that did not start on a loaded node), not the
+            # candidate: never recorded as the cell's result nor shown to a model as a
+            # tool's; a re-run evaluates it again (tools mode: the journal has the call's
+            # start without its result, so the call runs again).
+            self._defer(state, f"{evaluation.failure.value}: {evaluation.message}")
+            return
         if isinstance(result, EvalResult):
             state.current.evaluation = result
         else:  # tools mode's evaluators return the tool's whole outcome

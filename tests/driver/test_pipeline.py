@@ -260,6 +260,26 @@ def test_a_failed_task_is_deferred_and_its_evaluator_kept():
     assert [s.key for s in recorded] == keys[1:]
 
 
+def test_a_harness_error_result_is_deferred_not_recorded():
+    """An evaluation that ends in harness_error (the sandbox did not start) is the harness's
+    failure: the cell is left for a re-run, no turn is logged, and the evaluator goes on."""
+    sim = Sim()
+    keys = cells(3)
+    original = sim.evaluate
+    turns_done = []
+
+    def evaluate(evaluator, state):
+        handle = original(evaluator, state)
+        if state.key == keys[0]:
+            handle.value = EvalResult(failure=FailureClass.HARNESS_ERROR, message="the sandbox did not start")
+        return handle
+
+    sim.evaluate = evaluate
+    recorded, deferred = run(sim, keys, [Evaluator("e0")], turn_done=lambda st: turns_done.append(st.key))
+    assert deferred == [(keys[0].cell_id, "harness_error: the sandbox did not start")]
+    assert [s.key for s in recorded] == keys[1:] and turns_done == keys[1:]
+
+
 def test_turn_done_sees_every_turn_before_the_cell_continues():
     class TwoTurns(Sim):
         def continue_cell(self, state):
