@@ -62,6 +62,13 @@ def model_actor_options(model: ModelConfig) -> dict[str, Any]:
             "runtime_env": {"env_vars": env} if env else None}
 
 
+def submit_build(build: Any, cfg: RootConfig, source: str) -> Any:
+    """The prebuild task of one module, in the sandbox the sweep configured (the build runs
+    the candidate's module code once: it is sandboxed like any run of it)."""
+    return build.remote(source, cfg.eval.torch_cuda_arch_list, cfg.eval.cache_dir, device="cuda",
+                        sandbox_mode=cfg.eval.sandbox.mode, sandbox_user=cfg.eval.sandbox.user)
+
+
 class RayStages:
     def __init__(
         self,
@@ -124,11 +131,7 @@ class RayStages:
     def build(self, state: CellState) -> Any | None:
         if self._build is None:
             return None
-        return self._build.remote(
-            state.current.generation.candidate_source,
-            self.cfg.eval.torch_cuda_arch_list,
-            self.cfg.eval.cache_dir,
-        )
+        return submit_build(self._build, self.cfg, state.current.generation.candidate_source)
 
     def eval_request(self, state: CellState) -> EvalRequest:
         return eval_request_for(self.cfg, self.models[state.key.model], self.device, self.size, state,

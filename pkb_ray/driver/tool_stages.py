@@ -22,7 +22,7 @@ from pkb_ray.agent.tools import Tool, ToolOutcome
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.budget import Budget
 from pkb_ray.driver.pipeline import CellState, Turn
-from pkb_ray.driver.stages import eval_request_for, model_actor_options, prompt_context
+from pkb_ray.driver.stages import eval_request_for, model_actor_options, prompt_context, submit_build
 from pkb_ray.engine.build import prebuild
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.records import identity_digest
@@ -84,8 +84,7 @@ class ToolStages:
     def build(self, state: CellState) -> Any | None:
         if self._build is None or state.current.generation.tool not in _BUILT:
             return None
-        return self._build.remote(state.current.generation.candidate_source, self.cfg.eval.torch_cuda_arch_list,
-                                  self.cfg.eval.cache_dir)
+        return submit_build(self._build, self.cfg, state.current.generation.candidate_source)
 
     def evaluate(self, evaluator: Any, state: CellState) -> Any:
         turn = state.current
