@@ -12,10 +12,13 @@ node that evaluated it).
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
-from pkb_ray.driver.checks import say
+from pkb_ray.driver.checks import refuse, say
 
 if TYPE_CHECKING:
     from pkb_ray.engine.hardware import HardwareProfile
@@ -25,19 +28,69 @@ PROBE_TIMEOUT_S = 600.0
 about 1 s per GPU pair and 3 s, under evaluation.PROFILE_TIMEOUT_S (300 s) of its own."""
 
 
-def prompt_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig]) -> HardwareProfile | None:
-    """The profile the prompts are written from: None on cpu, or when no model of the sweep
-    calls an API (no prompt is built, and no GPU time is spent on it); else the first GPU
-    node's, or None (said) when none can be had, and the prompts state the design target."""
+PROFILE_FILE = "hardware_profile.json"
+"""In the sweep's directory: the profile its prompts were written from."""
+
+
+def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], sweep_dir: Path,
+                  has_records: bool) -> HardwareProfile | None:
+    """The profile a sweep's prompts describe, the same on every run of the sweep.
+
+    The prompt's hash is part of every API cell's identity: a profile measured anew (another
+    node first by address, a bandwidth that rounds differently) or a probe that fails on a
+    busy cluster would plan every API cell anew, hide what was recorded and pay for it
+    again. So the first run's profile is kept in the sweep's directory, and a run of a sweep
+    with records reuses it; it refuses when the nodes now have other GPUs."""
+    if not needs_profile(device, models):
+        return None
+    path = sweep_dir / PROFILE_FILE
+    saved = _load(path) if has_records else None
+    probed = prompt_profile(cfg, device, models, quiet=saved is not None)
+    if saved is None:
+        if probed is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(asdict(probed), indent=1))
+        return probed
+    if probed is None:
+        say(f"pkb: no hardware profile from the GPU nodes now; the prompts describe, as on this "
+            f"sweep's earlier runs, {saved.gpu_count} x {saved.gpu_name} ({path})")
+    elif (probed.gpu_name, probed.gpu_count) != (saved.gpu_name, saved.gpu_count):
+        raise refuse(f"pkb: sweep {cfg.sweep.name!r} was prompted for {saved.gpu_count} x {saved.gpu_name} "
+                     f"({path}); the GPU nodes now have {probed.gpu_count} x {probed.gpu_name}. Resume it "
+                     "on that hardware, or start another sweep (sweep.name=NEW, or sweep.fresh=true to "
+                     "archive this one). Nothing ran.")
+    return saved
+
+
+def _load(path: Path) -> HardwareProfile | None:
+    from pkb_ray.engine.hardware import profile_from_dict
+
+    try:
+        return profile_from_dict(json.loads(path.read_text())) if path.exists() else None
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def needs_profile(device: str, models: Sequence[ModelConfig]) -> bool:
+    """Prompts are built (a model calls an API) and describe GPUs."""
     from pkb_ray.generation.sources import source_for
 
-    if device != "cuda" or not any(source_for(m).calls_api for m in models):
+    return device == "cuda" and any(source_for(m).calls_api for m in models)
+
+
+def prompt_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig],
+                   quiet: bool = False) -> HardwareProfile | None:
+    """The profile the prompts are written from: None on cpu, or when no model of the sweep
+    calls an API (no prompt is built, and no GPU time is spent on it); else the first GPU
+    node's, or None (said, unless `quiet`) when none can be had, and the prompts state the
+    design target."""
+    if not needs_profile(device, models):
         return None
     try:
         profile, why = node_hardware_profile(cfg.eval.world_size, cfg.eval.cache_dir)
     except Exception as exc:  # noqa: BLE001: a failed probe costs the measured text, not the sweep
         profile, why = None, f"{type(exc).__name__}: {exc}"
-    if profile is None:
+    if profile is None and not quiet:
         say(f"pkb: no hardware profile from the GPU nodes ({why}); the prompts describe the "
             "design target (2 x H200), labelled as not measured")
     return profile

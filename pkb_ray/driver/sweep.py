@@ -80,7 +80,7 @@ class Sweep:
     def _plan(self) -> None:
         from pkb_ray.config.validate import ConfigError
         from pkb_ray.driver.device import decide_device
-        from pkb_ray.driver.hardware_probe import prompt_profile
+        from pkb_ray.driver.hardware_probe import sweep_profile
         from pkb_ray.driver.identity import refusal, settings_changes, sweep_settings
         from pkb_ray.driver.plan import at_world_size, build_plan, device_refusals
         from pkb_ray.driver.ray_runtime import init_ray
@@ -127,18 +127,18 @@ class Sweep:
         self.models = usable
 
         settings = sweep_settings(cfg, decision.device, decision.size, HARNESS_VERSION)
-        context = prompt_context(cfg, decision.device, decision.size,
-                                 prompt_profile(cfg, decision.device, usable))  # measured hardware text
-        if any(source_for(m).calls_api for m in usable):  # prompts are built: describe inputs once, here
-            context = context.with_inputs(self.problems)
-        self.context = context
-        self.sweep_plan = build_plan(cfg, usable, self.problems, settings, context)
         self.sweep_dir = Path(cfg.sweep.root) / cfg.sweep.name
         journal_path = self.sweep_dir / "journal.jsonl"
         try:
             recorded = read_journal(journal_path) if journal_path.exists() and not cfg.sweep.fresh else []
         except RecordError as exc:
             raise refuse(f"pkb: {exc}")
+        profile = sweep_profile(cfg, decision.device, usable, self.sweep_dir, bool(recorded))  # measured hardware text
+        context = prompt_context(cfg, decision.device, decision.size, profile)
+        if any(source_for(m).calls_api for m in usable):  # prompts are built: describe inputs once, here
+            context = context.with_inputs(self.problems)
+        self.context = context
+        self.sweep_plan = build_plan(cfg, usable, self.problems, settings, context)
         changes = settings_changes(recorded, settings)
         if changes:
             raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))

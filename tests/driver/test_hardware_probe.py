@@ -68,3 +68,39 @@ def test_a_mixed_cluster_is_named():
     assert "1 node(s) of 8 x H200" in note and "2 node(s) of 8 x H100" in note
     assert "describe node 10.0.0.1 (8 x H200)" in note
     assert "4 x H200" in mixed_gpus_note([h200, dict(h200, gpus=4)])  # same type, other count
+
+
+def test_a_sweep_keeps_the_profile_its_prompts_were_written_from(gpu_node, tmp_path, capsys):
+    """Re-measured figures, or no figures (a busy cluster), must not change a resumed
+    sweep's prompts (every API cell would be planned and paid for again); other GPUs are
+    refused, naming both."""
+    from pkb_ray.driver.checks import Refused
+    from pkb_ray.driver.hardware_probe import PROFILE_FILE, sweep_profile
+    from tests.generation.test_hardware_text import h200x2
+
+    cfg = RootConfig()
+    cfg.eval.cache_dir = str(tmp_path / "cache")
+    api = [ModelConfig(name="m", provider="openai_compatible", model_id="m", api_base="http://127.0.0.1:9")]
+    fp = hardware.fingerprint("cuda", "0,1")
+    first = dataclasses.replace(h200x2(), fingerprint=fp)
+    hardware.save_profile(cfg.eval.cache_dir, first)
+    sweep_dir = tmp_path / "sweeps" / "s"
+
+    assert sweep_profile(cfg, "cuda", api, sweep_dir, has_records=False) == first
+    assert (sweep_dir / PROFILE_FILE).exists()
+    # Measured again with other figures: the sweep with records keeps the first ones.
+    hardware.save_profile(cfg.eval.cache_dir, dataclasses.replace(first, hbm_bw_gbps=first.hbm_bw_gbps * 0.97))
+    assert sweep_profile(cfg, "cuda", api, sweep_dir, has_records=True) == first
+    # No node can be probed (none has 4 GPUs): the saved profile, said.
+    cfg.eval.world_size = 4
+    assert sweep_profile(cfg, "cuda", api, sweep_dir, has_records=True) == first
+    assert "as on this sweep's earlier runs, 2 x NVIDIA H200" in capsys.readouterr().err
+    # Other GPUs now: refused.
+    cfg.eval.world_size = 2
+    hardware.save_profile(cfg.eval.cache_dir, dataclasses.replace(first, gpu_name="NVIDIA H100"))
+    with pytest.raises(Refused):
+        sweep_profile(cfg, "cuda", api, sweep_dir, has_records=True)
+    err = capsys.readouterr().err
+    assert "prompted for 2 x NVIDIA H200" in err and "now have 2 x NVIDIA H100" in err
+    # A sweep without records (new, or sweep.fresh) takes what it measures.
+    assert sweep_profile(cfg, "cuda", api, sweep_dir, has_records=False).gpu_name == "NVIDIA H100"
