@@ -48,6 +48,10 @@ class ToolStep(Generation):
     transcript: list[TurnSummary] = field(default_factory=list)
     """The end only: every tool call of the episode, from its journal (calls finished by an
     earlier, interrupted run included)."""
+    episode_spend: dict[str, Any] = field(default_factory=dict)
+    """The end only: the whole episode's model spend, from its journal (episode_spend()):
+    this run's steps may hold none of it (an episode that ended before a killed driver
+    recorded it)."""
 
     def as_generation(self) -> Generation:
         """The plain record (the extra fields are the pipeline's business, not the journal's)."""
@@ -147,18 +151,19 @@ class AgentService:
             ep.steps.put_nowait(self._step(ep, key, failure=FailureClass.HARNESS_ERROR,
                                            message=f"tool agent: {type(exc).__name__}: {exc}"))
             return
-        ep.steps.put_nowait(self._end(ep, key, result, transcript(EpisodeJournal(journal_path))))
+        journal = EpisodeJournal(journal_path)
+        ep.steps.put_nowait(self._end(ep, key, result, transcript(journal), episode_spend(journal)))
 
-    def _end(self, ep: _Episode, key: CellKey, result: EpisodeResult, calls: list[TurnSummary]) -> ToolStep:
+    def _end(self, ep: _Episode, key: CellKey, result: EpisodeResult, calls: list[TurnSummary],
+             spend: dict[str, Any]) -> ToolStep:
         usage = dataclasses.asdict(result.usage)
+        common = dict(end_reason=result.reason.value, usage=usage, transcript=calls, episode_spend=spend)
         if result.reason is EndReason.SUBMITTED:
-            return self._step(ep, key, message=result.detail, final=result.final,
-                              end_reason=result.reason.value, usage=usage, transcript=calls)
+            return self._step(ep, key, message=result.detail, final=result.final, **common)
         if result.reason is EndReason.MODEL_ERROR:
             return self._step(ep, key, failure=result.model_failure or FailureClass.SERVER_ERROR,
-                              message=result.detail, end_reason=result.reason.value, usage=usage, transcript=calls)
-        return self._step(ep, key, failure=FailureClass.NO_CODE, message=f"no submission: {result.detail}",
-                          end_reason=result.reason.value, usage=usage, transcript=calls)
+                              message=result.detail, **common)
+        return self._step(ep, key, failure=FailureClass.NO_CODE, message=f"no submission: {result.detail}", **common)
 
     def _step(self, ep: _Episode, key: CellKey, **fields: Any) -> ToolStep:
         since, ep.since = ep.since, _Since()
@@ -168,6 +173,19 @@ class AgentService:
                         response="\n\n".join(since.texts), prompt_tokens=since.prompt_tokens,
                         completion_tokens=since.completion_tokens, cost_usd=since.cost_usd,
                         latency_s=since.latency_s, cached=since.cached, turn=ep.n, **fields)
+
+
+def episode_spend(journal: EpisodeJournal) -> dict[str, Any]:
+    """Every model step the journal holds, summed: cost_usd, tokens, latency_s, and cached
+    (every step came from kernels_cache)."""
+    first: dict[int, ModelStep] = {}
+    for r in journal.records:  # a step journaled again on a resume counts once, as first spent
+        if isinstance(r, ModelStep):
+            first.setdefault(r.step, r)
+    steps = list(first.values())
+    return {"cost_usd": sum(r.cost_usd for r in steps), "prompt_tokens": sum(r.prompt_tokens for r in steps),
+            "completion_tokens": sum(r.completion_tokens for r in steps),
+            "latency_s": sum(r.latency_s for r in steps), "cached": all(r.cached for r in steps)}
 
 
 def transcript(journal: EpisodeJournal) -> list[TurnSummary]:

@@ -50,11 +50,16 @@ def finalize_tools(state: CellState, category: str = "") -> CellResult:
     # transcript holds every tool call the journal finished.
     transcript = getattr(last, "transcript", [])
     gens = [t.generation for t in state.turns]
+    # Spend: the whole episode's, from its journal (the end step's); this run's steps alone
+    # miss what a killed earlier run spent.
+    spend = getattr(last, "episode_spend", None) or {
+        "cost_usd": sum(g.cost_usd for g in gens), "latency_s": sum(g.latency_s for g in gens),
+        "prompt_tokens": sum(g.prompt_tokens for g in gens),
+        "completion_tokens": sum(g.completion_tokens for g in gens), "cached": all(g.cached for g in gens)}
     gen = Generation(**{f.name: getattr(source, f.name) for f in dataclasses.fields(Generation)})
     gen = dataclasses.replace(
-        gen, tool="", turn=len(gens), cost_usd=sum(g.cost_usd for g in gens),
-        latency_s=sum(g.latency_s for g in gens), prompt_tokens=sum(g.prompt_tokens for g in gens),
-        completion_tokens=sum(g.completion_tokens for g in gens), cached=all(g.cached for g in gens),
+        gen, tool="", turn=len(gens), cost_usd=spend["cost_usd"], latency_s=spend["latency_s"],
+        prompt_tokens=spend["prompt_tokens"], completion_tokens=spend["completion_tokens"], cached=spend["cached"],
         response="\n\n".join(g.response for g in gens if g.response), prompt=gens[0].prompt,
         failure=None if final is not None else (last.failure or FailureClass.NO_CODE),
         message=last.message)

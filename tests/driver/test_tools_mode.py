@@ -82,6 +82,20 @@ def test_tools_sweep_records_every_step_and_reruns_nothing(ray_head, tmp_path):
         assert again.returncode == 0, again.stdout + again.stderr
         assert len(server.bodies) == 4
         assert sum(r["kind"] == "tool_start" for r in episode_records(tmp_path)) == starts == 5
+
+        # A driver killed after the episode ended, before it recorded the cell (the sweep's
+        # journal loses the line): the re-run records it from the episode's journal alone,
+        # with the whole episode's spend, and asks and runs nothing.
+        sweep_journal = tmp_path / "sweeps" / NAME / "journal.jsonl"
+        sweep_journal.write_text("")
+        (tmp_path / "mlflow.db").unlink()
+        late = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert late.returncode == 0, late.stdout + late.stderr
+        assert len(server.bodies) == 4
+        (again_cell,) = journal_lines(tmp_path)
+        assert again_cell["status"] == "correct" and len(again_cell["turns"]) == 5
+        assert again_cell["generation"]["cost_usd"] == pytest.approx(cell["generation"]["cost_usd"])
+        assert again_cell["generation"]["prompt_tokens"] == cell["generation"]["prompt_tokens"] > 0
     # What the model saw, through Ray's workers too: no harness path, variable or secret.
     seen = json.dumps(server.bodies)
     for leak in (SECRET, str(tmp_path), str(REPO), os.path.expanduser("~") + "/", "PKB_", "pkb_sbx_",
@@ -118,6 +132,9 @@ def test_sigkill_mid_tool_then_rerun_repeats_no_request_and_no_finished_tool(ray
     (cell,) = journal_lines(tmp_path)
     assert cell["status"] == "correct"
     assert [t["tool"] for t in cell["turns"]] == ["check", "benchmark", "profile", "run", "submit"]
+    # The cell's spend is the whole episode's, steps paid for by the killed run included.
+    assert cell["generation"]["cost_usd"] == pytest.approx(sum(t["cost_usd"] for t in cell["turns"]))
+    assert cell["generation"]["cost_usd"] > 0 and not cell["generation"]["cached"]
 
 
 def test_settings_and_models_that_cannot_run_tools_are_refused_before_anything_runs(tmp_path):
