@@ -137,9 +137,12 @@ class Pipeline:
         replace_evaluators: Callable[[], list[Any]] | None = None,
         tick: Callable[[], None] | None = None,
         turn_done: Callable[[CellState], None] | None = None,
+        spent: Callable[[Generation], None] | None = None,
     ) -> None:
         """`turn_done(state)`: called once a turn has its outcome, before asking the stages
-        whether the cell continues (agent mode writes the turn log there)."""
+        whether the cell continues (agent mode writes the turn log there). `spent(gen)`:
+        called with every generation as it arrives, so a budget sees spend as it happens
+        (an agent's cell is recorded only when its last turn is, many turns later)."""
         self.todo = collections.deque(c if isinstance(c, CellState) else CellState(c) for c in cells)
         self.stages = stages
         self.free = collections.deque(evaluators)
@@ -150,6 +153,7 @@ class Pipeline:
         self.replace_evaluators = replace_evaluators
         self.tick = tick or (lambda: None)
         self.turn_done = turn_done or (lambda state: None)
+        self.spent = spent or (lambda gen: None)
         self.wait = wait
         self.get = get
         self.ready: collections.deque[CellState] = collections.deque()
@@ -184,6 +188,7 @@ class Pipeline:
 
     # -- completion ----------------------------------------------------------------
     def _on_generated(self, state: CellState, gen: Generation) -> None:
+        self.spent(gen)
         state.turns.append(Turn(gen))
         if gen.failure is not None:
             if gen.failure.is_transient:

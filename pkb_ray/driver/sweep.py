@@ -237,7 +237,7 @@ class Sweep:
                     max_inflight_generations=cfg.cluster.max_inflight_generations,
                     max_queued_builds=cfg.cluster.max_queued_builds,
                     replace_evaluators=self._start_evaluators, tick=self._tick,
-                    turn_done=self._turn_done,
+                    turn_done=self._turn_done, spent=lambda gen: self.budget.charge([gen]),
                 )
                 self._pipeline.run()
         except KeyboardInterrupt:
@@ -278,8 +278,7 @@ class Sweep:
             self._defer(state, f"harness_error: the evaluating node runs harness {node_version}, "
                                f"this driver {HARNESS_VERSION}: install one checkout on every node")
             return
-        if self.journal.append(result):
-            self.budget.charge(t.generation for t in state.turns)
+        if self.journal.append(result):  # its spend was charged as it came (Pipeline `spent`)
             for tracker in self.trackers:
                 tracker.log_cell(result)
         self.progress.update(state.key.model, result.status.value, result.generation.cost_usd)

@@ -137,6 +137,21 @@ def test_sigkill_mid_tool_then_rerun_repeats_no_request_and_no_finished_tool(ray
     assert cell["generation"]["cost_usd"] > 0 and not cell["generation"]["cached"]
 
 
+def test_the_budget_sees_each_step_as_it_is_spent(ray_head, tmp_path):
+    """budget_usd below one model call: each episode's first step is paid, then no model
+    call is made (an episode is recorded only at its end, so a budget charged at recording
+    let every episode run to the end: 8 requests here), and the cells are left for a re-run."""
+    env = scrubbed_env(AGENT_TEST_API_KEY=SECRET)
+    with ToolServer(scripted) as server:
+        cmd = sweep_cmd(*overrides(server.url, tmp_path, ray_head, "tracking.enabled=false", "attempts=2",
+                                   "budget_usd=0.001"))
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        bodies = list(server.bodies)
+    assert [step_of(b) for b in bodies] == [1, 1], proc.stderr[-3000:]
+    assert journal_lines(tmp_path) == []
+    assert "budget_usd=0.001" in proc.stderr and "deferred" in proc.stderr, proc.stderr[-3000:]
+
+
 def test_settings_and_models_that_cannot_run_tools_are_refused_before_anything_runs(tmp_path):
     def sweep(*extra: str) -> subprocess.CompletedProcess:
         return subprocess.run(sweep_cmd("mode=tools", "eval.device=cpu", "sweep.progress=false",
