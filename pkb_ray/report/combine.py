@@ -10,7 +10,9 @@ is the same: each cell's identity (pkb_ray/driver/identity.py), compared by scop
 - any other key (a mode's own settings, e.g. agent mode's `mode.turns`) among cells of the
   same mode and problem: another mode has other settings by design.
 `prompt_hash` is not compared: each mode prompts in its own way, and what the prompt is
-made of (the problem's version, the harness) is compared above.
+made of (the problem's version, the harness) is compared above. The hardware is: each
+sweep's GPU kinds (the evaluated cells' fingerprints without their hash, e.g.
+`NVIDIA_H200x2`) must be the same, or the mode's gain would mix in the hardware's.
 Otherwise the refusal names each differing key with every sweep's value, and nothing is
 written: a leaderboard would show cells side by side under settings some were not made with.
 """
@@ -64,6 +66,9 @@ def settings_differences(sweeps: dict[str, list[CellResult]]) -> list[str]:
         if legacy:
             lines.append(f"sweep {name}: {legacy} cells were recorded before cells kept their "
                          "settings (identity); what they were made with is unknown")
+    kinds = {name: hardware_kinds(records) for name, records in sweeps.items()}
+    if len({k for k in kinds.values() if k}) > 1:
+        lines.append("hardware: " + "; ".join(f"{name} {' + '.join(sorted(k))}" for name, k in kinds.items() if k))
     sweep_keys = {k for records in sweeps.values() for r in records for k in r.identity
                   if is_sweep_key(k)}
     # key -> scope -> sweep -> values seen
@@ -91,6 +96,12 @@ def settings_differences(sweeps: dict[str, list[CellResult]]) -> list[str]:
             lines.append(f"{key}: and {len(differing) - SHOWN_PER_KEY} more "
                          f"{differing[0][0][-1].split()[0]}s like these")
     return lines
+
+
+def hardware_kinds(records: list[CellResult]) -> frozenset[str]:
+    """The GPU (or CPU) kinds a sweep's cells were evaluated on: fingerprints without their
+    hash (`NVIDIA_H200x2-3f9a...` -> `NVIDIA_H200x2`); cells never evaluated have none."""
+    return frozenset(r.hardware_fingerprint.rsplit("-", 1)[0] for r in records if r.hardware_fingerprint)
 
 
 def shared_cells(sweeps: dict[str, list[CellResult]]) -> list[str]:

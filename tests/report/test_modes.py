@@ -125,6 +125,20 @@ def _write_journal(root: Path, name: str, records) -> None:
     journal.close()
 
 
+def test_sweeps_on_other_gpus_are_refused_naming_them():
+    sweeps = three_modes()
+    for r in sweeps["tl"]:
+        r.hardware_fingerprint = "NVIDIA_H100x2-0123456789ab"
+    for r in sweeps["zs"]:
+        r.hardware_fingerprint = "NVIDIA_H200x2-ba9876543210"
+    with pytest.raises(SettingsDiffer) as err:
+        combine_sweeps(sweeps)
+    assert "hardware: zs NVIDIA_H200x2; ag cpu; tl NVIDIA_H100x2" in str(err.value)
+    for r in sweeps["tl"] + sweeps["ag"]:
+        r.hardware_fingerprint = "NVIDIA_H200x2-ffffffffffff"  # the same kind, another node or driver
+    assert len(combine_sweeps(sweeps)) == sum(len(v) for v in sweeps.values())
+
+
 def test_pkb_report_over_three_sweeps(tmp_path, capsys):
     for name, records in three_modes().items():
         _write_journal(tmp_path, name, records)
