@@ -94,7 +94,7 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
     for r in range(job.world_size):
         try:  # the candidate's to write: read as sandbox.read_sandbox_file reads, checked by the caller
             report = json.loads(proc.read_file(f"profile_rank{r}.json", 200_000) or b"null")
-        except ValueError:
+        except (ValueError, RecursionError):  # malformed, or nested past the parser's depth
             report = None
         end = ends.get(r)
         ranks.append(RankExit(r, end.exit_code if end else None, proc.log_tail(f"rank{r}.log", output_chars), report,

@@ -89,7 +89,13 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
                                compile_seconds=seconds, flags=report.flags)
         built = Path(proc.workdir) / "ext"
         tmp = dst.with_name(dst.name + f".tmp{time.monotonic_ns()}")
-        sandbox.copy_regular_tree(str(built), str(tmp))  # what the candidate's import left there
+        proc.kill()  # nothing the candidate started may change what is copied while it is
+        try:
+            sandbox.copy_regular_tree(str(built), str(tmp))  # what the candidate's import left there
+        except sandbox.TreeRefused as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return BuildResult(False, FailureClass.RUNTIME_ERROR, f"the build's output was refused: {exc}",
+                               log=log, compile_seconds=seconds, flags=report.flags)
         (tmp / ".complete").write_text("")
         try:
             tmp.replace(dst)

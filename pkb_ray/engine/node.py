@@ -206,7 +206,11 @@ class JudgeNode:
         self.prewarm(job["guard"])
         try:
             if extensions_from and os.path.isdir(extensions_from):
-                sandbox.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
+                try:
+                    sandbox.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
+                except sandbox.TreeRefused as exc:  # the sandbox's directory was tampered with before this candidate
+                    out.harness_error = f"the prebuilt extensions could not be copied in: {exc}"
+                    return out
             t_wait = time.monotonic()
             if not sb.proc.wait_ready(start_s):
                 out.harness_error = ("the sandbox did not start: "

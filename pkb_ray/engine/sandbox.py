@@ -392,39 +392,89 @@ def read_sandbox_file(workdir: str, name: str, max_bytes: int, tail: bool = Fals
         return f.read(max_bytes)
 
 
-def copy_regular_tree(src: str, dst: str) -> None:
-    """src's directories and regular files, copied with their times and modes; symlinks,
-    FIFOs and devices are left out (src may be what a sandbox built: see _UNTRUSTED_OPEN)."""
+MAX_TREE_BYTES = 2 << 30
+"""What a copied tree may hold (a CUDA extension's build is tens of MB): a build that left a
+1 TB sparse file, or millions of files, fills no disk."""
+MAX_TREE_FILES = 20_000
+
+
+class TreeRefused(ValueError):
+    """A tree to copy out of (or into) a sandbox broke a rule; the message says which."""
+
+
+_DIR_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def copy_regular_tree(src: str, dst: str, owner: tuple[int, int] | None = None,
+                      max_bytes: int = MAX_TREE_BYTES, max_files: int = MAX_TREE_FILES) -> None:
+    """src's directories and regular files, copied with their times, into dst (made here, or
+    an empty directory). Symlinks, FIFOs and devices are left out; setuid bits and write
+    bits for others are dropped; `owner` (uid, gid) owns what is made. Both sides may be
+    what a sandbox's user can change while this runs: every open is relative to a
+    directory fd opened without following a link, targets are created O_EXCL. Raises
+    TreeRefused past max_bytes or max_files, or when dst is not a plain directory."""
     os.makedirs(dst, exist_ok=True)
-    if os.path.islink(src) or not os.path.isdir(src):  # os.walk would follow a symlink at the top
-        return
-    for root, dirs, files in os.walk(src, followlinks=False):
-        rel = os.path.relpath(root, src)
-        out = dst if rel == "." else os.path.join(dst, rel)
-        for d in dirs:
-            if not os.path.islink(os.path.join(root, d)):
-                os.makedirs(os.path.join(out, d), exist_ok=True)
-        for name in files:
-            fd = _open_regular(os.path.join(root, name))
-            if fd is None:
+    try:
+        top = os.open(dst, _DIR_OPEN)
+    except OSError as exc:
+        raise TreeRefused(f"{dst}: not a plain directory ({exc.strerror})") from exc
+    out = {".": top}
+    total = files = 0
+    try:
+        if owner is not None:
+            os.fchown(top, *owner)
+        if os.path.islink(src) or not os.path.isdir(src):
+            return
+        for root, dirs, names, sfd in os.fwalk(src, follow_symlinks=False):
+            rel = os.path.relpath(root, src)
+            dfd = out.get(rel)
+            if dfd is None:  # a directory that was a link when its parent was listed
                 continue
-            st = os.fstat(fd)
-            target = os.path.join(out, name)
-            with os.fdopen(fd, "rb") as fin, open(target, "wb") as fout:
-                shutil.copyfileobj(fin, fout)
-            os.chmod(target, stat.S_IMODE(st.st_mode))
-            os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # torch's build checks times
+            for d in dirs:
+                if not stat.S_ISDIR(os.stat(d, dir_fd=sfd, follow_symlinks=False).st_mode):
+                    continue
+                try:
+                    os.mkdir(d, 0o700, dir_fd=dfd)
+                    out[os.path.normpath(os.path.join(rel, d))] = fd = os.open(d, _DIR_OPEN, dir_fd=dfd)
+                except OSError as exc:
+                    raise TreeRefused(f"{dst}/{rel}/{d}: {exc.strerror}") from exc
+                os.fchmod(fd, 0o755)
+                if owner is not None:
+                    os.fchown(fd, *owner)
+            for name in names:
+                try:
+                    fin = os.open(name, _UNTRUSTED_OPEN, dir_fd=sfd)
+                except OSError:
+                    continue  # a link (O_NOFOLLOW), or gone
+                with os.fdopen(fin, "rb") as f:
+                    st = os.fstat(fin)
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    files, total = files + 1, total + st.st_size
+                    if files > max_files or total > max_bytes:
+                        raise TreeRefused(f"{src}: more than {max_files} files or {max_bytes >> 20} MiB")
+                    try:
+                        fout = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                       0o600, dir_fd=dfd)
+                    except OSError as exc:
+                        raise TreeRefused(f"{dst}/{rel}/{name}: {exc.strerror}") from exc
+                    with os.fdopen(fout, "wb") as g:
+                        shutil.copyfileobj(f, g, 1 << 20)
+                        g.flush()
+                        os.fchmod(fout, stat.S_IMODE(st.st_mode) & 0o755)
+                        if owner is not None:
+                            os.fchown(fout, *owner)
+                        os.utime(fout, ns=(st.st_atime_ns, st.st_mtime_ns))  # torch's build checks times
+    finally:
+        for fd in out.values():
+            os.close(fd)
 
 
 def copy_tree_in(src: str, dst: str, plan: SandboxPlan) -> None:
     """A candidate's prebuilt extensions, copied into a sandbox's directory with their times
     (torch's build sees them up to date and loads them: 0.1 s instead of a 48 s compile,
     DESIGN.md), owned by the sandbox's user."""
-    copy_regular_tree(src, dst)
-    if plan.uid is not None:
-        for root, ds, fs in os.walk(dst):
-            for n in [root] + [os.path.join(root, x) for x in ds + fs]:
-                os.chown(n, plan.uid, plan.gid or plan.uid)
+    copy_regular_tree(src, dst, (plan.uid, plan.gid or plan.uid) if plan.uid is not None else None)
 
 
 def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fds: list[int],

@@ -168,7 +168,8 @@ def test_a_malformed_profile_report_fails_its_rank_not_the_evaluator():
 
     good = {"rows": [{"name": "k", "calls": 5, "self_us": 1.5, "total_us": 2.0}], "copies": [], "profiled_calls": 5}
     for bad in ([], {"rows": [{"name": "k", "evil": 1}]}, {"rows": "x"}, {"rows": [{"name": "k", "calls": "many",
-                                                                                    "self_us": 1, "total_us": 1}]}):
+                                                                                    "self_us": 1, "total_us": 1}]},
+                {"rows": [{"name": "k", "calls": float("inf"), "self_us": 1, "total_us": 1}]}):
         out = profile_summary(RanksOutcome([RankExit(0, 0, "", good), RankExit(1, 0, "", bad)], False, 1.0),
                               "CPU ops", "bench", 60.0)
         assert not out.ok and "rank 1: its profile report is malformed" in out.message, (bad, out)

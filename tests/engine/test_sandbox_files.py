@@ -47,3 +47,36 @@ def test_copies_regular_files_with_their_times_and_nothing_else(tmp_path):
     (tmp_path / "ext_link").symlink_to(box / "ext")
     copy_regular_tree(str(tmp_path / "ext_link"), str(tmp_path / "out3"))
     assert list((tmp_path / "out3").iterdir()) == []
+
+
+def test_copies_are_bounded_plain_and_never_through_links(tmp_path):
+    import pytest
+
+    from pkb_ray.engine.sandbox import TreeRefused
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tool").write_bytes(b"#!/bin/sh\n")
+    os.chmod(src / "tool", 0o4777)  # setuid, writable by all
+    copy_regular_tree(str(src), str(tmp_path / "a"))
+    assert oct((tmp_path / "a" / "tool").stat().st_mode & 0o7777) == "0o755"
+    # A 1 TB sparse file (what `truncate -s 1T` leaves) or too many files: refused, not copied.
+    with open(src / "huge", "wb") as f:
+        f.truncate(1 << 40)
+    with pytest.raises(TreeRefused, match="MiB"):
+        copy_regular_tree(str(src), str(tmp_path / "b"))
+    os.remove(src / "huge")
+    (src / "x").write_text("x")
+    with pytest.raises(TreeRefused, match="more than 1 files"):
+        copy_regular_tree(str(src), str(tmp_path / "c"), max_files=1)
+    # The destination swapped for a link, or holding a name already: refused.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "d").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(TreeRefused, match="not a plain directory"):
+        copy_regular_tree(str(src), str(tmp_path / "d"))
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "tool").write_text("planted")
+    with pytest.raises(TreeRefused, match="File exists"):
+        copy_regular_tree(str(src), str(tmp_path / "e"))
+    assert (tmp_path / "e" / "tool").read_text() == "planted"
