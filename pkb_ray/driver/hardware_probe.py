@@ -13,9 +13,9 @@ node that evaluated it).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.checks import refuse, say
@@ -32,25 +32,42 @@ PROFILE_FILE = "hardware_profile.json"
 """In the sweep's directory: the profile its prompts were written from."""
 
 
-def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], sweep_dir: Path,
-                  has_records: bool) -> HardwareProfile | None:
+@dataclass
+class SweepProfile:
+    """What a sweep's prompts describe, and what to keep for its later runs."""
+
+    profile: HardwareProfile | None
+    """None: the prompts state the design target, not a measurement."""
+    to_keep: dict[str, Any] | None = None
+    """The JSON for `<sweep>/hardware_profile.json` (keep_profile), when it is not kept yet."""
+
+
+NOT_MEASURED = {"not_measured": True}
+"""Kept when the first run had no profile: later runs keep the design-target text too."""
+
+
+def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], sweep_dir: Path) -> SweepProfile:
     """The profile a sweep's prompts describe, the same on every run of the sweep.
 
-    The prompt's hash is part of every API cell's identity: a profile measured anew (another
-    node first by address, a bandwidth that rounds differently) or a probe that fails on a
-    busy cluster would plan every API cell anew, hide what was recorded and pay for it
-    again. So the first run's profile is kept in the sweep's directory, and a run of a sweep
-    with records reuses it; it refuses when the nodes now have other GPUs."""
+    The prompt's hash is part of every API cell's identity, episode journal and
+    kernels_cache key: a profile measured anew (another node first by address, a bandwidth
+    that rounds differently), or one measured where the first run's probe had failed, would
+    plan every API cell anew, hide what was recorded and pay for it again. So the first
+    run's profile (or that it had none) is kept in the sweep's directory and every later
+    run reuses it (sweep.fresh=true measures again); a run on other GPUs is refused. Writes
+    nothing: the caller keeps `to_keep` once the sweep's sinks are open."""
     if not needs_profile(device, models):
-        return None
+        return SweepProfile(None)
     path = sweep_dir / PROFILE_FILE
-    saved = _load(path) if has_records else None
+    kept = None if cfg.sweep.fresh else _read(path)
+    if kept == NOT_MEASURED:
+        say(f"pkb: this sweep's prompts were written without a measured hardware profile ({path}); "
+            "they stay so (sweep.fresh=true measures again)")
+        return SweepProfile(None)
+    saved = _profile(kept) if kept is not None else None
     probed = prompt_profile(cfg, device, models, quiet=saved is not None)
     if saved is None:
-        if probed is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(asdict(probed), indent=1))
-        return probed
+        return SweepProfile(probed, asdict(probed) if probed is not None else dict(NOT_MEASURED))
     if probed is None:
         say(f"pkb: no hardware profile from the GPU nodes now; the prompts describe, as on this "
             f"sweep's earlier runs, {saved.gpu_count} x {saved.gpu_name} ({path})")
@@ -59,14 +76,30 @@ def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], s
                      f"({path}); the GPU nodes now have {probed.gpu_count} x {probed.gpu_name}. Resume it "
                      "on that hardware, or start another sweep (sweep.name=NEW, or sweep.fresh=true to "
                      "archive this one). Nothing ran.")
-    return saved
+    return SweepProfile(saved)
 
 
-def _load(path: Path) -> HardwareProfile | None:
+def keep_profile(sweep_dir: Path, chosen: SweepProfile) -> None:
+    if chosen.to_keep is not None:
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        tmp = sweep_dir / (PROFILE_FILE + ".tmp")
+        tmp.write_text(json.dumps(chosen.to_keep, indent=1))
+        tmp.replace(sweep_dir / PROFILE_FILE)
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        d = json.loads(path.read_text()) if path.exists() else None
+    except ValueError:
+        return None
+    return d if isinstance(d, dict) else None
+
+
+def _profile(d: dict) -> HardwareProfile | None:
     from pkb_ray.engine.hardware import profile_from_dict
 
     try:
-        return profile_from_dict(json.loads(path.read_text())) if path.exists() else None
+        return profile_from_dict(d)
     except (ValueError, TypeError, AttributeError):
         return None
 

@@ -37,6 +37,7 @@ from pkb_ray.driver.checks import (
 )
 from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.device import DeviceDecision
+from pkb_ray.driver.hardware_probe import SweepProfile
 from pkb_ray.driver.pipeline import CellState, Pipeline
 from pkb_ray.driver.plan import SweepPlan
 from pkb_ray.driver.progress import InFlight, SweepProgress
@@ -66,6 +67,7 @@ class Sweep:
         self.status = "FINISHED"
         self._pipeline: Pipeline | None = None
         self._labels: dict[int, str] = {}
+        self.profile: SweepProfile | None = None
 
     # -- 1. plan ---------------------------------------------------------------------
     def plan(self) -> int | None:
@@ -133,8 +135,8 @@ class Sweep:
             recorded = read_journal(journal_path) if journal_path.exists() and not cfg.sweep.fresh else []
         except RecordError as exc:
             raise refuse(f"pkb: {exc}")
-        profile = sweep_profile(cfg, decision.device, usable, self.sweep_dir, bool(recorded))  # measured hardware text
-        context = prompt_context(cfg, decision.device, decision.size, profile)
+        self.profile = sweep_profile(cfg, decision.device, usable, self.sweep_dir)  # measured hardware text
+        context = prompt_context(cfg, decision.device, decision.size, self.profile.profile)
         if any(source_for(m).calls_api for m in usable):  # prompts are built: describe inputs once, here
             context = context.with_inputs(self.problems)
         self.context = context
@@ -161,6 +163,7 @@ class Sweep:
     def open_sinks(self) -> Iterator[None]:
         """Open the journal (and agent mode's turn log), note this invocation in the sweep's
         config.yaml, open the trackers and reconcile them with the journal; closed on exit."""
+        from pkb_ray.driver.hardware_probe import keep_profile
         from pkb_ray.driver.invocations import append_invocation
         from pkb_ray.engine.version import HARNESS_VERSION
 
@@ -185,6 +188,8 @@ class Sweep:
             self.budget = Budget.resumed(cfg.budget_usd, journal.records())
             if cfg.mode.name == "agent":
                 self.turn_log = TurnLog(self.sweep_dir / "turns.jsonl", fresh=cfg.sweep.fresh)
+            if self.profile is not None:  # the first run's, for every later run's prompts
+                keep_profile(self.sweep_dir, self.profile)
             episodes = self.sweep_dir / "agent"
             if cfg.sweep.fresh and episodes.exists():  # the tools mode's episode journals start over too
                 episodes.rename(self.sweep_dir / f"agent.{time.strftime('%Y%m%d-%H%M%S')}")

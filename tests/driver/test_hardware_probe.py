@@ -73,9 +73,9 @@ def test_a_mixed_cluster_is_named():
 def test_a_sweep_keeps_the_profile_its_prompts_were_written_from(gpu_node, tmp_path, capsys):
     """Re-measured figures, or no figures (a busy cluster), must not change a resumed
     sweep's prompts (every API cell would be planned and paid for again); other GPUs are
-    refused, naming both."""
+    refused, naming both; a first run without a profile keeps that too."""
     from pkb_ray.driver.checks import Refused
-    from pkb_ray.driver.hardware_probe import PROFILE_FILE, sweep_profile
+    from pkb_ray.driver.hardware_probe import PROFILE_FILE, keep_profile, sweep_profile
     from tests.generation.test_hardware_text import h200x2
 
     cfg = RootConfig()
@@ -86,21 +86,32 @@ def test_a_sweep_keeps_the_profile_its_prompts_were_written_from(gpu_node, tmp_p
     hardware.save_profile(cfg.eval.cache_dir, first)
     sweep_dir = tmp_path / "sweeps" / "s"
 
-    assert sweep_profile(cfg, "cuda", api, sweep_dir, has_records=False) == first
+    chosen = sweep_profile(cfg, "cuda", api, sweep_dir)
+    assert chosen.profile == first and not sweep_dir.exists()  # planning writes nothing
+    keep_profile(sweep_dir, chosen)
     assert (sweep_dir / PROFILE_FILE).exists()
-    # Measured again with other figures: the sweep with records keeps the first ones.
+    # Measured again with other figures: the sweep keeps the first ones.
     hardware.save_profile(cfg.eval.cache_dir, dataclasses.replace(first, hbm_bw_gbps=first.hbm_bw_gbps * 0.97))
-    assert sweep_profile(cfg, "cuda", api, sweep_dir, has_records=True) == first
-    # No node can be probed (none has 4 GPUs): the saved profile, said.
+    again = sweep_profile(cfg, "cuda", api, sweep_dir)
+    assert again.profile == first and again.to_keep is None
+    # No node can be probed (none has 4 GPUs): the kept profile, said.
     cfg.eval.world_size = 4
-    assert sweep_profile(cfg, "cuda", api, sweep_dir, has_records=True) == first
+    assert sweep_profile(cfg, "cuda", api, sweep_dir).profile == first
     assert "as on this sweep's earlier runs, 2 x NVIDIA H200" in capsys.readouterr().err
     # Other GPUs now: refused.
     cfg.eval.world_size = 2
     hardware.save_profile(cfg.eval.cache_dir, dataclasses.replace(first, gpu_name="NVIDIA H100"))
     with pytest.raises(Refused):
-        sweep_profile(cfg, "cuda", api, sweep_dir, has_records=True)
+        sweep_profile(cfg, "cuda", api, sweep_dir)
     err = capsys.readouterr().err
     assert "prompted for 2 x NVIDIA H200" in err and "now have 2 x NVIDIA H100" in err
-    # A sweep without records (new, or sweep.fresh) takes what it measures.
-    assert sweep_profile(cfg, "cuda", api, sweep_dir, has_records=False).gpu_name == "NVIDIA H100"
+    # sweep.fresh measures again.
+    cfg.sweep.fresh = True
+    assert sweep_profile(cfg, "cuda", api, sweep_dir).profile.gpu_name == "NVIDIA H100"
+    # A first run whose probe failed keeps "not measured": a later probe changes nothing.
+    cfg.sweep.fresh, cfg.eval.world_size = False, 4
+    other = tmp_path / "sweeps" / "t"
+    keep_profile(other, sweep_profile(cfg, "cuda", api, other))
+    cfg.eval.world_size = 2
+    assert sweep_profile(cfg, "cuda", api, other).profile is None
+    assert "written without a measured hardware profile" in capsys.readouterr().err
