@@ -46,13 +46,17 @@ class TurnLog:
                 key, outcome = _parse_line(json.loads(line))
             except (ValueError, KeyError, TypeError) as exc:
                 raise RecordError(f"{self.path}:{lineno}: unreadable turn-log line: {exc}") from exc
-            self._outcomes.setdefault(key, outcome)
+            if key not in self._outcomes or _transient(self._outcomes[key]):  # the first lasting one
+                self._outcomes[key] = outcome
 
     def get(self, cell_id: str, turn: int) -> EvalResult | None:
-        return self._outcomes.get((cell_id, turn))
+        """The turn's logged outcome; None for one that ended in a transient failure (a
+        harness error logged by older code): that turn is evaluated again."""
+        outcome = self._outcomes.get((cell_id, turn))
+        return None if outcome is None or _transient(outcome) else outcome
 
     def put(self, cell_id: str, turn: int, outcome: EvalResult) -> None:
-        if (cell_id, turn) in self._outcomes:
+        if self.get(cell_id, turn) is not None:
             return
         line = json.dumps({"version": TURN_LOG_VERSION, "cell_id": cell_id, "turn": turn,
                            "outcome": to_plain(outcome)})
@@ -75,3 +79,7 @@ def _parse_line(rec: dict) -> tuple[tuple[str, int], EvalResult]:
     if version != TURN_LOG_VERSION:
         raise RecordError(f"turn-log version {version!r}: this pkb reads version {TURN_LOG_VERSION}")
     return (str(rec["cell_id"]), int(rec["turn"])), from_plain(EvalResult, rec["outcome"], "outcome")
+
+
+def _transient(outcome: EvalResult) -> bool:
+    return outcome.failure is not None and outcome.failure.is_transient

@@ -87,3 +87,19 @@ def test_turn_log_reads_old_lines_cuts_a_torn_tail_and_names_unknown_keys(tmp_pa
     path.write_text(json.dumps({**old, "outcome": {"correct": True, "speedup_p50": 2.0}}) + "\n")
     with pytest.raises(RecordError, match=r"turns.jsonl:1: .*'outcome.speedup_p50'"):
         TurnLog(path)
+
+
+def test_a_logged_harness_error_is_evaluated_again(tmp_path):
+    """Older code logged harness errors as turn outcomes: such a turn is not replayed (it
+    would defer its cell on every re-run); the outcome of its next evaluation is kept."""
+    from pkb_ray.records import FailureClass
+
+    path = tmp_path / "turns.jsonl"
+    log = TurnLog(path)
+    log.put("m/p/1/agent", 1, EvalResult(correct=False, failure=FailureClass.HARNESS_ERROR))
+    log.close()
+    log = TurnLog(path)
+    assert log.get("m/p/1/agent", 1) is None
+    log.put("m/p/1/agent", 1, EvalResult(correct=True, speedup=1.2))
+    log.close()
+    assert TurnLog(path).get("m/p/1/agent", 1).speedup == 1.2
