@@ -367,7 +367,8 @@ def _open_regular(path: str, dir_fd: int | None = None) -> int | None:
         fd = os.open(path, _UNTRUSTED_OPEN, dir_fd=dir_fd)
     except OSError:
         return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:  # a hard link may name a file of the harness's
         os.close(fd)
         return None
     return fd
@@ -448,7 +449,7 @@ def copy_regular_tree(src: str, dst: str, owner: tuple[int, int] | None = None,
                     continue  # a link (O_NOFOLLOW), or gone
                 with os.fdopen(fin, "rb") as f:
                     st = os.fstat(fin)
-                    if not stat.S_ISREG(st.st_mode):
+                    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
                         continue
                     files, total = files + 1, total + st.st_size
                     if files > max_files or total > max_bytes:

@@ -21,6 +21,8 @@ def _tree(tmp_path):
     (box / "rank0.log").symlink_to(secret)
     os.mkfifo(box / "zygote.log")
     (box / "rank1.log").write_text("x" * 100 + "last words")
+    os.link(secret, box / "rank2.log")  # where protected_hardlinks is off, a sandbox can do this
+    os.link(secret, box / "ext" / "hard.so")
     return box
 
 
@@ -31,6 +33,7 @@ def test_reads_regular_files_only(tmp_path):
     assert read_sandbox_file(str(box), "rank1.log", 10, tail=True) == b"last words"
     assert read_sandbox_file(str(box), "rank1.log", 3) == b"xxx"
     assert read_sandbox_file(str(box), "missing.log", 10) == b""
+    assert read_sandbox_file(str(box), "rank2.log", 100) == b""  # a hard link: not read
     (tmp_path / "box_link").symlink_to(box)  # the directory itself swapped for a link
     assert read_sandbox_file(str(tmp_path / "box_link"), "rank1.log", 10) == b""
 
