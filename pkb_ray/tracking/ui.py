@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -84,7 +85,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     base = f"http://{args.host}:{args.port}"
-    proc = subprocess.Popen(server_command(args.uri, args.host, args.port), env=server_env())
+    # Its own process group, stopped as a whole below: the server's workers are its children.
+    proc = subprocess.Popen(server_command(args.uri, args.host, args.port), env=server_env(),
+                            start_new_session=True)
+    # SIGTERM (a supervisor, `kill`) must stop the server too, not only this process: the
+    # default action skips `finally` and left an orphaned server holding the port.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         try:
             took = wait_until_up(base, args.start_timeout_s, proc)
@@ -102,9 +108,17 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        _stop_group(proc)
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    for sig, wait_s in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue

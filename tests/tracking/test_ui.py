@@ -64,5 +64,15 @@ def test_pkb_ui_serves_the_runs_page_offline(tmp_path):
         print(f"pkb ui: runs page up {up_s:.1f} s after start")
         assert up_s < START_LIMIT_S
     finally:
-        proc.terminate()
+        proc.terminate()  # SIGTERM, as a supervisor or `kill` sends it
         proc.wait(timeout=30)
+    # The server went with it: nothing answers on the port any more (it was left running).
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).close()
+        except OSError:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"an MLflow server still answers on port {port} after pkb ui was stopped")
