@@ -414,9 +414,20 @@ def copy_regular_tree(src: str, dst: str, owner: tuple[int, int] | None = None,
     what a sandbox's user can change while this runs: every open is relative to a
     directory fd opened without following a link, targets are created O_EXCL. Raises
     TreeRefused past max_bytes or max_files, or when dst is not a plain directory."""
-    os.makedirs(dst, exist_ok=True)
+    # dst's parent (a sandbox's directory, which its user could swap for a link) is opened
+    # without following a link, and dst is made and opened relative to it.
+    parent, base = os.path.split(os.path.abspath(dst))
     try:
-        top = os.open(dst, _DIR_OPEN)
+        os.makedirs(parent, exist_ok=True)
+        pfd = os.open(parent, _DIR_OPEN)
+        try:
+            try:
+                os.mkdir(base, 0o700, dir_fd=pfd)
+            except FileExistsError:
+                pass
+            top = os.open(base, _DIR_OPEN, dir_fd=pfd)
+        finally:
+            os.close(pfd)
     except OSError as exc:
         raise TreeRefused(f"{dst}: not a plain directory ({exc.strerror})") from exc
     out = {".": top}
@@ -498,9 +509,12 @@ def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fd
     for name, src in (trees or {}).items():
         copy_tree_in(src, os.path.join(workdir, name), plan)
     if plan.uid is not None:
-        for root, ds, fs in os.walk(workdir):
-            for n in [root] + [os.path.join(root, x) for x in ds + fs]:
-                os.chown(n, plan.uid, plan.gid or plan.uid)
+        # Bottom up, the directory itself last: until then it is root's (0700), so no process
+        # of the sandbox's user left from an earlier candidate can swap an entry for a link
+        # while it is chowned (and none is followed).
+        for root, ds, fs in os.walk(workdir, topdown=False):
+            for n in [os.path.join(root, x) for x in ds + fs] + [root]:
+                os.chown(n, plan.uid, plan.gid or plan.uid, follow_symlinks=False)
     sandbox_id = os.path.basename(workdir)
     bwrapped = plan.kind.startswith("bwrap")
     inside = "/tmp" if bwrapped else workdir

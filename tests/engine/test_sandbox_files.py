@@ -78,6 +78,11 @@ def test_copies_are_bounded_plain_and_never_through_links(tmp_path):
     with pytest.raises(TreeRefused, match="not a plain directory"):
         copy_regular_tree(str(src), str(tmp_path / "d"))
     assert list((tmp_path / "elsewhere").iterdir()) == []
+    # The sandbox's directory itself swapped for a link (uid mode: its user owns it).
+    (tmp_path / "sbx").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(TreeRefused, match="not a plain directory"):
+        copy_regular_tree(str(src), str(tmp_path / "sbx" / "ext"))
+    assert list((tmp_path / "elsewhere").iterdir()) == []
     (tmp_path / "e").mkdir()
     (tmp_path / "e" / "tool").write_text("planted")
     with pytest.raises(TreeRefused, match="File exists"):
