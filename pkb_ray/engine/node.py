@@ -231,6 +231,14 @@ class JudgeNode:
                 for end in sb.ends:
                     end.close()
             self._collect(out, eval_id, sb, t0, deadline_s)
+            if out.stopped_at is None:
+                # Every judge reported before the sandbox had to be stopped; it is stopped
+                # below. A worker that died may not have its end (SIGSEGV, an exit code) in
+                # the zygote's log yet on a loaded machine (CI saw the signal missing): the
+                # same wait as before a stop, ending at the line.
+                for _, rank, e in out.events:
+                    if e.worker_gone:
+                        _wait_for_end(sb.proc, rank, 2.0)
         except JudgesBroken as e:
             out.harness_error = str(e)
             sb.proc.kill()
