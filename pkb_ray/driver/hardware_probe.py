@@ -13,6 +13,7 @@ node that evaluated it).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -158,13 +159,16 @@ def node_hardware_profile(world_size: int, cache_dir: str,
 def mixed_gpus_note(nodes: list[dict]) -> str:
     """What to tell a user whose evaluating nodes differ in GPU type or count: the prompts
     describe the first node only; "" on a uniform cluster."""
-    kinds = sorted({(n.get("gpu_type") or "unknown GPU", n["gpus"]) for n in nodes})
-    if len(kinds) < 2:
+    counts = Counter(_gpu_kind(n) for n in nodes)
+    if len(counts) < 2:
         return ""
-    counts = {k: sum(1 for n in nodes if (n.get("gpu_type") or "unknown GPU", n["gpus"]) == k) for k in kinds}
-    first = nodes[0]
-    listed = ", ".join(f"{c} node(s) of {g} x {t}" for (t, g), c in counts.items())
-    return (f"pkb: the evaluating nodes differ ({listed}); the prompts describe node {first['address']} "
-            f"({first['gpus']} x {first.get('gpu_type') or 'unknown GPU'}). Speedups are measured on the "
+    listed = ", ".join(f"{c} node(s) of {g} x {t}" for (t, g), c in sorted(counts.items()))
+    first_type, first_gpus = _gpu_kind(nodes[0])
+    return (f"pkb: the evaluating nodes differ ({listed}); the prompts describe node {nodes[0]['address']} "
+            f"({first_gpus} x {first_type}). Speedups are measured on the "
             "node that evaluates each cell (its fingerprint is recorded); to sweep one kind, run on a "
             "cluster of that kind.")
+
+
+def _gpu_kind(node: dict) -> tuple[str, int]:
+    return node.get("gpu_type") or "unknown GPU", node["gpus"]
