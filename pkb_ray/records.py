@@ -153,6 +153,44 @@ class Generation:
 
 
 @dataclass
+class TimingEvidence:
+    """How an evaluation's speedup was measured: one instrument for both halves.
+
+    Both the reference and the candidate ran in workers of the same kind (fresh, sandboxed,
+    the same launch and gate path), on the same inputs, in alternating order; each figure is
+    the judge's own clock over a batch of calls (gate opened -> answer) less the floor that
+    a do-nothing run of the same batch costs there. A worker's own report is evidence only.
+    Times in milliseconds per call."""
+
+    instrument: str = "judge_window"
+    """What timed both halves (engine/judge/timing/__init__.py says why this one)."""
+    samples: int = 0
+    calls_per_sample: int = 1
+    gated: bool = False
+    """Both halves queued behind a closed launch gate (cuda); False: they launch after it."""
+    stopped: str = ""
+    """Why sampling ended: stable | max_calls | max_time."""
+    floor_ms: float = 0.0
+    """What a batch of do-nothing calls costs on the same path (subtracted from both halves)."""
+    floor_curve_ms: list[list[float]] = field(default_factory=list)
+    """[[calls, ms], ...]: the floor as calibrated at a few batch sizes."""
+    reference_rel_ci: float | None = None
+    candidate_rel_ci: float | None = None
+    """Relative half-width of the 95% interval of each half's median."""
+    candidate_report_ratio: float | None = None
+    """Median of the candidate worker's own time over the judge's figure (about 1 when
+    honest; far below 1: the worker claims time the judge did not see it spend)."""
+    reference_report_ratio: float | None = None
+    """The same for the trusted reference worker: what an honest ratio looks like here."""
+    unmeasurable: str = ""
+    """Why no speedup is given: a call too short to tell apart from the floor ("" if timed)."""
+    before_open_ms: float | None = None
+    """Median time a candidate rank took from its inputs to its calls being queued."""
+    impossible: list[str] = field(default_factory=list)
+    """Reports of more time than the judge saw pass (a worker lying upwards)."""
+
+
+@dataclass
 class EvalResult:
     """What the evaluate stage measured for one candidate. Times in milliseconds."""
 
@@ -191,6 +229,8 @@ class EvalResult:
     """Timed calls whose outputs the judge compared with the reference (chosen in secret)."""
     evidence: dict[str, Any] = field(default_factory=dict)
     """For a person to look at: what an `implausible` verdict (or a protection) rests on."""
+    timing: TimingEvidence | None = None
+    """How the times and the speedup were measured (None: not timed)."""
 
 
 @dataclass
@@ -350,6 +390,8 @@ def _from_plain(cls: type, d: Any, where: str = "") -> Any:
     kwargs = dict(d)
     if kwargs.get("failure"):
         kwargs["failure"] = FailureClass(kwargs["failure"])
+    if cls is EvalResult and isinstance(kwargs.get("timing"), dict):
+        kwargs["timing"] = _from_plain(TimingEvidence, kwargs["timing"], f"{where}.timing")
     try:
         return cls(**kwargs)
     except TypeError as exc:  # a required field is missing

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pkb_ray.engine import sandbox, timing_stats
+from pkb_ray.engine import sandbox
+from pkb_ray.engine.judge.timing import stats as timing_stats
 from pkb_ray.engine.correctness import compare
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.wire import frames, messages as m, trees

@@ -14,9 +14,33 @@ from pkb_ray.engine.wire.messages import Message
 
 
 @dataclass(frozen=True)
+class TimingSamples:
+    """Rank 0's account of the timing phase, as every judge agreed on it: per sample, the
+    slowest rank's window (gate opened -> answer, judge's clock) for each half, and what the
+    workers said of themselves. Times in ms for a whole sample of `calls_per_sample` calls."""
+    reference_window_ms: list
+    candidate_window_ms: list
+    reference_report_ms: list
+    """The trusted reference worker's own clock (CUDA events / host clock), slowest rank."""
+    candidate_report_ms: list
+    """The candidate worker's own clock: evidence only, never a figure."""
+    floor_ms: float
+    """A sample of do-nothing calls on the same path (both workers, before any code loaded)."""
+    floor_curve_ms: list
+    """[[calls, ms], ...]: the floor as calibrated (this judge's), for a person to look at."""
+    calls_per_sample: int
+    gated: bool
+    stopped: str
+    unmeasurable: str = ""
+    before_open_ms: float | None = None
+    impossible: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class JudgeJob(Message):
-    """One evaluation, for one judge. Comes with two descriptors: the channel to this rank's
-    worker and the candidate's gate page."""
+    """One evaluation, for one judge. Comes with four descriptors: the channel to this rank's
+    candidate worker and the candidate's gate page, then (timed jobs) the channel to this
+    rank's reference worker and its gate page."""
     op: ClassVar[str] = "job"
     eval_id: str
     problem_id: str
@@ -86,7 +110,7 @@ class JudgeReport(Message):
     max_abs_error: float = 0.0
     log: str = ""
     compiled: bool = False
-    timing: dict = field(default_factory=dict)
+    timing: TimingSamples | None = None
     """Rank 0 only: the gathered per-sample times and what the judges' clocks said."""
     checked_timed_calls: int = 0
     flags: list = field(default_factory=list)

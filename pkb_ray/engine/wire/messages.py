@@ -152,7 +152,15 @@ REPLIES = (Ready, Ok, Failed, Queued, Done)
 
 
 def to_wire(msg: Message) -> dict[str, Any]:
-    return {"op": msg.op, **{f.name: getattr(msg, f.name) for f in dataclasses.fields(msg)}}
+    return {"op": msg.op, **{f.name: _plain(getattr(msg, f.name)) for f in dataclasses.fields(msg)}}
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as JSON: a nested record (a frozen dataclass that is not a Message,
+    e.g. control.TimingSamples) becomes an object of its fields."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value
 
 
 def _check(value: Any, hint: Any, where: str) -> None:
@@ -166,6 +174,10 @@ def _check(value: Any, hint: Any, where: str) -> None:
                 continue
         raise ProtocolError(f"{where}: {type(value).__name__} is not {hint}")
     if hint is Any:
+        return
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{where}: expected an object, got {type(value).__name__}")
         return
     if hint is type(None):
         if value is not None:
@@ -190,17 +202,29 @@ def decode(obj: Any, expected: tuple[type[Message], ...]) -> Message:
     if cls is None or cls not in expected:
         want = ", ".join(c.op for c in expected)
         raise ProtocolError(f"unexpected message {obj['op']!r} (expected {want})")
+    return _fields_of(cls, obj, cls.op)
+
+
+def _fields_of(cls: type, obj: dict, where: str) -> Any:
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     extra = set(obj) - set(fields) - {"op"}
     if extra:
-        raise ProtocolError(f"{cls.op}: unknown fields {sorted(extra)}")
+        raise ProtocolError(f"{where}: unknown fields {sorted(extra)}")
     kwargs = {}
     for name, f in fields.items():
         if name not in obj:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ProtocolError(f"{cls.op}: missing field {name}")
+                raise ProtocolError(f"{where}: missing field {name}")
             continue
-        _check(obj[name], hints[name], f"{cls.op}.{name}")
-        kwargs[name] = obj[name]
+        _check(obj[name], hints[name], f"{where}.{name}")
+        kwargs[name] = _nested(obj[name], hints[name], f"{where}.{name}")
     return cls(**kwargs)
+
+
+def _nested(value: Any, hint: Any, where: str) -> Any:
+    """A nested record's object decoded into its dataclass (its fields checked the same way)."""
+    for h in typing.get_args(hint) or (hint,):
+        if isinstance(h, type) and dataclasses.is_dataclass(h) and isinstance(value, dict):
+            return _fields_of(h, value, where)
+    return value
