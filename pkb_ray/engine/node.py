@@ -91,7 +91,9 @@ class JudgeNode:
         self.judges: list[_Judge] = []
         self.store = None
         self.ref_page_fd: int | None = None
-        self.spare: _Sandbox | None = None
+        self.spares: dict[str, _Sandbox] = {}
+        """Sandboxes started ahead, by role: "candidate" (guarded or not, as the job says) and
+        "reference" (the trusted worker the reference is timed in, never guarded)."""
 
     # ------------------------------------------------------------------ judges
     def _env(self, **extra: str) -> dict[str, str]:
@@ -153,9 +155,9 @@ class JudgeNode:
             os.close(self.ref_page_fd)
             self.ref_page_fd = None
         self.store = None
-        if self.spare is not None:
-            self._discard(self.spare)
-            self.spare = None
+        for sb in self.spares.values():
+            self._discard(sb)
+        self.spares = {}
 
     # ------------------------------------------------------------------ sandboxes
     def _new_sandbox(self, guard: bool) -> _Sandbox:
@@ -180,20 +182,21 @@ class JudgeNode:
             s.close()
         sb.proc.cleanup()
 
-    def _take_sandbox(self, guard: bool) -> _Sandbox:
-        ok = self.spare is not None and self.spare.proc.alive() and self.spare.guard == guard
-        sb = self.spare if ok else None
-        if sb is None and self.spare is not None:
-            self._discard(self.spare)
-        self.spare = None
-        if sb is None:
-            sb = self._new_sandbox(guard)
-        return sb
+    def _take_sandbox(self, role: str, guard: bool) -> _Sandbox:
+        spare = self.spares.pop(role, None)
+        if spare is not None and spare.proc.alive() and spare.guard == guard:
+            return spare
+        if spare is not None:
+            self._discard(spare)
+        return self._new_sandbox(guard)
 
-    def prewarm(self, guard: bool = True) -> None:
-        """Start the next candidate's sandbox now (its imports overlap whatever comes next)."""
-        if self.spare is None:
-            self.spare = self._new_sandbox(guard)
+    def prewarm(self, guard: bool = True, timed: bool = True) -> None:
+        """Start the next evaluation's sandboxes now (their imports overlap whatever comes
+        next): the candidate's and, for a timed one, the reference's."""
+        wanted = {"candidate": guard, **({"reference": False} if timed else {})}
+        for role, g in wanted.items():
+            if role not in self.spares:
+                self.spares[role] = self._new_sandbox(g)
 
     # ------------------------------------------------------------------ one evaluation
     def run(self, job: dict, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:
@@ -202,8 +205,13 @@ class JudgeNode:
         self.start()
         t0 = time.monotonic()
         out = NodeOutcome()
-        sb = self._take_sandbox(job["guard"])
-        self.prewarm(job["guard"])
+        timed = bool(job["time_candidate"])
+        sb = self._take_sandbox("candidate", job["guard"])
+        # The reference is timed in a worker of the same kind as the candidate's: the same
+        # sandbox, launch, gate and clock (engine/judge/timing/__init__.py says why).
+        ref = self._take_sandbox("reference", False) if timed else None
+        self.prewarm(job["guard"], timed)
+        boxes = [sb] + ([ref] if ref is not None else [])
         try:
             if extensions_from and os.path.isdir(extensions_from):
                 try:
@@ -212,25 +220,30 @@ class JudgeNode:
                     out.harness_error = f"the prebuilt extensions could not be copied in: {exc}"
                     return out
             t_wait = time.monotonic()
-            if not sb.proc.wait_ready(start_s):
-                out.harness_error = ("the sandbox did not start: "
-                                     + (sb.proc.log_tail("zygote.log", 2000).strip() or "no output"))
-                return out
+            for box in boxes:
+                if not box.proc.wait_ready(max(0.0, start_s - (time.monotonic() - t_wait))):
+                    what = "the sandbox" if box is sb else "the reference worker's sandbox"
+                    out.harness_error = (f"{what} did not start: "
+                                         + (box.proc.log_tail("zygote.log", 2000).strip() or "no output"))
+                    return out
             out.sandbox_wait_s = time.monotonic() - t_wait
             eval_id = uuid.uuid4().hex[:12]
-            page_fd = GatePage.create_fd()
+            page_fds = [GatePage.create_fd() for _ in boxes]
             seed = int.from_bytes(os.urandom(8), "little") & ((1 << 62) - 1)
             try:
-                for j, end in zip(self.judges, sb.ends):
+                for r, j in enumerate(self.judges):
                     msg = JudgeJob(eval_id=eval_id, seed=seed, **job)
-                    frames.send(j.sock, m.to_wire(msg), [end.fileno(), page_fd])
+                    fds = [fd for box, page in zip(boxes, page_fds) for fd in (box.ends[r].fileno(), page)]
+                    frames.send(j.sock, m.to_wire(msg), fds)
             except OSError as e:
                 raise JudgesBroken(f"a judge is gone: {e}") from e
             finally:
-                os.close(page_fd)
-                for end in sb.ends:
-                    end.close()
-            self._collect(out, eval_id, sb, t0, deadline_s)
+                for fd in page_fds:
+                    os.close(fd)
+                for box in boxes:
+                    for end in box.ends:
+                        end.close()
+            self._collect(out, eval_id, sb, t0, deadline_s, also_stop=ref)
             if out.stopped_at is None:
                 # Every judge reported before the sandbox had to be stopped; it is stopped
                 # below. A worker that died may not have its end (SIGSEGV, an exit code) in
@@ -241,18 +254,25 @@ class JudgeNode:
                         _wait_for_end(sb.proc, rank, 2.0)
         except JudgesBroken as e:
             out.harness_error = str(e)
-            sb.proc.kill()
+            for box in boxes:
+                box.proc.kill()
             self.stop()  # started afresh for the next candidate
         finally:
-            sb.proc.kill(wait=False)
-            out.logs = {name: sb.proc.log_tail(name) for name in
-                        ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]}
+            for box in boxes:
+                box.proc.kill(wait=False)
+            names = ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]
+            out.logs = {name: sb.proc.log_tail(name) for name in names}
+            if ref is not None and out.harness_error:
+                # The reference worker runs harness code only: its logs explain a harness error.
+                out.logs.update({f"reference {name}": ref.proc.log_tail(name) for name in names})
             out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
-            sb.proc.cleanup_later()
+            for box in boxes:
+                box.proc.cleanup_later()
             out.wall_s = time.monotonic() - t0
         return out
 
-    def _collect(self, out: NodeOutcome, eval_id: str, sb: _Sandbox, t0: float, deadline_s: float) -> None:
+    def _collect(self, out: NodeOutcome, eval_id: str, sb: _Sandbox, t0: float, deadline_s: float,
+                 also_stop: _Sandbox | None = None) -> None:
         by_sock = {j.sock.fileno(): j for j in self.judges}
         end = time.monotonic() + deadline_s
         stopped_extra = False
@@ -267,6 +287,8 @@ class JudgeNode:
                     if e.worker_gone:
                         _wait_for_end(sb.proc, rank, 2.0)
                 sb.proc.kill()
+                if also_stop is not None:
+                    also_stop.proc.kill()
                 out.stopped_at = time.monotonic() - t0
             left = end - time.monotonic()
             if left <= 0:
@@ -274,6 +296,8 @@ class JudgeNode:
                     # Judges wait on their workers with their own limits; stopping the sandbox
                     # ends those waits at once. Give them a moment to report.
                     sb.proc.kill()
+                    if also_stop is not None:
+                        also_stop.proc.kill()
                     out.stopped_at = out.stopped_at or time.monotonic() - t0
                     end = time.monotonic() + 30
                     stopped_extra = True

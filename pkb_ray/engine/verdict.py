@@ -11,10 +11,9 @@ harness bug or a hack, never a finding; it is kept with its evidence.
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
-from pkb_ray.engine import timing_stats
-from pkb_ray.engine.judge.control import JudgeEvent, JudgeReport
+from pkb_ray.engine.judge.control import JudgeEvent, JudgeReport, TimingSamples
+from pkb_ray.engine.judge.timing import evidence as timing_evidence, stats as timing_stats
 from pkb_ray.engine.node import GRACE_S, NodeOutcome
 from pkb_ray.engine.worker.reap import ends_in
 from pkb_ray.records import EvalResult, FailureClass
@@ -22,16 +21,6 @@ from pkb_ray.records import EvalResult, FailureClass
 PHYSICS_FLOOR = 0.9
 """A correct time below this fraction of the roofline is implausible (measurement error
 of the roofline's bandwidths is a few percent)."""
-SYSTEMATIC_REL = {"cuda": 0.035, "cpu": 0.45}
-"""How far the same code timed in a judge and in a worker can differ, beyond sampling
-error, measured as the reference timed against itself:
-- cuda, 2 x H200: gated problems 0.991-1.015 (device_2026-11-23/h200x2, run3); all-to-all
-  at 0.05 ms 1.035 with a bootstrap interval [1.016, 1.055] (run5): the worker's NCCL copy
-  ran 3.5% faster than the judge's.
-- cpu, the 2-core machine: 107 references 0.58-1.33 (5-95%: 0.64-1.08), seven of them
-  "significantly" faster than themselves with 1.5% (the README's CPU self-check,
-  2026-11-23). CPU times are pipeline checks, not measurements; the allowance keeps them
-  from claiming significance."""
 LAUNCH_BOUND_MS = 0.05
 """A reference under 50 us is mostly launch overhead: such results are flagged."""
 _CUDA_WORDS = ("illegal memory access", "CUDA error", "cudaError", "device-side assert", "misaligned address",
@@ -111,60 +100,53 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
             result.max_abs_error = rep.max_abs_error or None
             if rep.log:
                 result.log = (rep.log + "\n" + result.log)[-20000:]
-        timing = next((r.timing for r in reports.values() if r.timing), {})
-        if fc == FailureClass.IMPLAUSIBLE and timing:
-            result.evidence = dict(result.evidence, **_evidence(timing))
+        timing = next((r.timing for r in reports.values() if r.timing is not None), None)
+        if fc == FailureClass.IMPLAUSIBLE and timing is not None:
+            result.timing = timing_evidence.evidence(timing)[0]
         return
     result.correct = True
     result.max_abs_error = max((r.max_abs_error for r in reports.values()), default=0.0)
-    timing = reports[0].timing if 0 in reports else {}
+    timing = reports[0].timing if 0 in reports else None
     message = f"correct on {trials} trials"
-    if time_candidate and timing.get("cand_ms"):
+    if time_candidate and timing is not None and timing.candidate_window_ms:
         message += _timing(result, timing, device)
     result.message = message
     _physics_floor(result, device)
 
 
-def _timing(result: EvalResult, t: dict[str, Any], device: str) -> str:
-    ref, cand = t["ref_ms"], t["cand_ms"]
+def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
+    """The times of record, both halves by the judge's window (timing/__init__.py); the
+    workers' own clocks only as evidence. The interval is the paired bootstrap's, with no
+    allowance added: both halves are one instrument (the reference against itself:
+    benchmarks/results/self_timing_*)."""
+    ev, ref, cand = timing_evidence.evidence(samples)
+    result.timing = ev
     result.reference_ms = statistics.median(ref)
     result.candidate_ms = statistics.median(cand)
-    point, lo, hi = timing_stats.speedup_interval(ref, cand)
-    # The bootstrap covers sampling error only. The same code timed in a judge and in a
-    # worker differs systematically by up to SYSTEMATIC_REL (measured per device): the
-    # interval carries that too, so "significantly faster" means faster than the harness
-    # can tell apart from itself.
-    systematic = SYSTEMATIC_REL.get(device, max(SYSTEMATIC_REL.values()))
-    lo, hi = lo * (1 - systematic), hi * (1 + systematic)
-    result.speedup = point
-    result.speedup_ci_low = lo if lo == lo else None
-    result.speedup_ci_high = hi if hi == hi else None
-    judged = t.get("judged_ms_total") or 0.0
-    result.judge_clock_ratio = (t.get("reported_ms_total", 0.0) / judged) if judged > 0 else None
+    result.judge_clock_ratio = ev.candidate_report_ratio
     flags = set(result.flags) | {"interleaved"}
-    if t.get("timed_by_judge_clock"):
-        flags.add("timed_by_judge_clock")
+    if timing_evidence.clock_disagrees(ev):
+        flags.add("worker_clock_disagrees")
     if device == "cuda":
-        if not t.get("cand_gated"):
+        if not ev.gated:
             flags.add("timed_ungated")
         if result.reference_ms < LAUNCH_BOUND_MS:
             flags.add("launch_bound")
+    how = (f"{len(cand)} interleaved samples of {ev.calls_per_sample} call(s), {ev.stopped}")
+    if ev.unmeasurable:
+        flags.add("unmeasurable")
+        result.flags = sorted(flags)
+        return (f" and {result.checked_timed_calls} secretly checked timed calls; no speedup: {ev.unmeasurable} "
+                f"({how})")
+    point, lo, hi = timing_stats.speedup_interval(ref, cand)
+    result.speedup = point
+    result.speedup_ci_low = lo if lo == lo else None
+    result.speedup_ci_high = hi if hi == hi else None
     result.flags = sorted(flags)
-    result.evidence = dict(result.evidence, **_evidence(t))
-    k = t.get("calls_per_sample", 1)
     ci = (f", speedup {point:.3g} [{result.speedup_ci_low:.3g}, {result.speedup_ci_high:.3g}]"
           if result.speedup_ci_low is not None and result.speedup_ci_high is not None else "")
     return (f" and {result.checked_timed_calls} secretly checked timed calls; {result.candidate_ms:.4g} ms "
-            f"vs reference {result.reference_ms:.4g} ms ({len(cand)} interleaved samples of {k} call(s), "
-            f"{t.get('stopped', '?')}){ci}")
-
-
-def _evidence(t: dict[str, Any]) -> dict[str, Any]:
-    keep = ("calls_per_sample", "ref_gated", "cand_gated", "stopped", "timed_by_judge_clock", "samples",
-            "reported_ms_total", "judged_ms_total", "overhead_ms", "impossible", "before_open_ms_median")
-    ev = {k: t[k] for k in keep if k in t}
-    ev["overhead_ms"] = {str(k): v for k, v in (ev.get("overhead_ms") or {}).items()}
-    return ev
+            f"vs reference {result.reference_ms:.4g} ms ({how}){ci}")
 
 
 def _physics_floor(result: EvalResult, device: str) -> None:

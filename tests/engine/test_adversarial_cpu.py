@@ -114,9 +114,11 @@ def test_timer_patches_do_not_fool_the_judge(run_eval):
     worker_clock = run_eval(ADVERSARIAL / "patches_worker_clock.py")
     assert honest.correct and module_clock.correct and worker_clock.correct, worker_clock.message
     assert "patches_timer" in module_clock.flags
-    # The worker's own clock is 1000x slow: its reports are replaced by the judge's clock.
-    assert "timed_by_judge_clock" in worker_clock.flags, worker_clock.evidence
+    # The worker's own clock is 1000x slow: flagged, and it changes no figure (the judge's
+    # window times both halves; the report is evidence only).
+    assert "worker_clock_disagrees" in worker_clock.flags, worker_clock.timing
     assert worker_clock.judge_clock_ratio < 0.1
+    assert worker_clock.timing is not None and worker_clock.timing.instrument == "judge_window"
     for res in (module_clock, worker_clock):
         assert res.candidate_ms > honest.candidate_ms / 5, (res.candidate_ms, honest.candidate_ms)
         _not_correct_and_fast(res)
@@ -144,6 +146,9 @@ def test_correct_candidate_reports_times_and_protections(run_eval):
     # Honest: the worker accounts for most of what the judge saw (above 1 when the calibrated
     # floor overestimates a run's overhead: a loaded 2-core machine makes it noisy).
     assert res.judge_clock_ratio is not None and 0.3 < res.judge_clock_ratio < 10
+    assert "worker_clock_disagrees" not in res.flags
+    ev = res.timing
+    assert ev is not None and ev.samples >= 5 and ev.floor_ms > 0 and not ev.unmeasurable
     assert res.max_abs_error is not None and res.max_abs_error < 1e-4
     assert res.hardware_fingerprint.startswith("cpu-")
     assert res.roofline_ms is None and res.roofline_fraction is None  # no cpu roofline, by design
@@ -180,8 +185,8 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
     nodes = list(ev._nodes.values())
     assert len(nodes) == 1 and len(nodes[0].judges) == 2
     judge_pids = {j.popen.pid for j in nodes[0].judges}
-    spare = nodes[0].spare.proc.popen.pid if nodes[0].spare else None
-    left = [p for p in _children(os.getpid()) if p not in judge_pids and p != spare]
+    spares = {sb.proc.popen.pid for sb in nodes[0].spares.values()}
+    left = [p for p in _children(os.getpid()) if p not in judge_pids and p not in spares]
     assert not left, left
 
 

@@ -9,6 +9,7 @@ control_fd, gate_fd, gate_timeout_us, sys_path.
 from __future__ import annotations
 
 import json
+from typing import Any
 import os
 import socket
 import sys
@@ -26,10 +27,8 @@ def main() -> int:
     from pkb_ray.engine.judge.context import JudgeContext
     from pkb_ray.engine.judge.control import JudgeJob, JudgeReady, Quit
     from pkb_ray.engine.judge.group import JudgeGroup
-    from pkb_ray.engine.judge.link import WorkerLink
     from pkb_ray.engine.judge.session import Session
     from pkb_ray.engine.wire import frames, messages as m
-    from pkb_ray.engine.wire.gate import GatePage, GateUnavailable
 
     rank, world, device = spec["rank"], spec["world_size"], spec["device"]
     if device == "cuda":
@@ -57,21 +56,31 @@ def main() -> int:
         msg = m.decode(obj, decoded)  # type: ignore[arg-type]
         if isinstance(msg, Quit):
             return 0
-        worker_fd, page_fd = fds[0], fds[1]
-        page = None
+        # The candidate worker's channel and gate page, then (timed jobs) the reference
+        # worker's.
+        sides = [_side(name, fds[i], fds[i + 1], world)
+                 for name, i in (("candidate", 0), ("reference", 2)) if len(fds) >= i + 2]
         try:
-            page = GatePage(page_fd, world)
-        except GateUnavailable:
-            page = None
-        link = WorkerLink(socket.socket(fileno=worker_fd))
-        try:
-            report = Session(ctx, msg, link, page, page_fd, notify).run()
+            report = Session(ctx, msg, sides[0], sides[1] if len(sides) > 1 else None, notify).run()
         finally:
-            link.sock.close()
-            if page is not None:
-                page.close()
-            os.close(page_fd)
+            for side in sides:
+                side.link.sock.close()
+                if side.page is not None:
+                    side.page.close()
+                os.close(side.page_fd)
         frames.send(ctl, m.to_wire(report))
+
+
+def _side(name: str, worker_fd: int, page_fd: int, world: int) -> Any:
+    from pkb_ray.engine.judge.link import WorkerLink
+    from pkb_ray.engine.judge.session import WorkerSide
+    from pkb_ray.engine.wire.gate import GatePage, GateUnavailable
+
+    try:
+        page: GatePage | None = GatePage(page_fd, world)
+    except GateUnavailable:
+        page = None
+    return WorkerSide(name=name, link=WorkerLink(socket.socket(fileno=worker_fd)), page=page, page_fd=page_fd)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """One evaluation on one judge: the phases, each followed by a check-in with the other judges.
 
-  start      the worker sets up (device, a process group whose collectives refuse)
-  prepare    inputs for the trials from the secret, their reference outputs, the arena, the
-             candidate's gate
-  calibrate  before any candidate code exists in the worker: what a run costs besides the
-             calls (messages, gate, synchronize, output copies), on the judge's clock
-  load       the worker imports the candidate
+  start      the workers set up: the candidate's (device, a process group whose collectives
+             refuse) and, for a timed job, the reference's (the same, with real collectives)
+  prepare    inputs for the trials from the secret, their reference outputs, an arena and
+             a gate page per worker
+  calibrate  before any code but the harness's exists in either worker: what a run costs
+             besides the calls (messages, gate, synchronize, output copies), on the judge's
+             clock
+  load       the candidate worker imports the candidate, the reference worker the reference
   trial:N    one untimed call on fresh inputs; outputs compared, inputs checked untouched
-  timing     reference and candidate in alternation (judge/timing.py)
+  timing     reference and candidate workers in alternation (judge/timing/)
 
 After every step all judges gather whether their worker is still fine: a judge whose worker
 failed must not enter the next reference collective while the others do. The first failure
@@ -29,22 +31,22 @@ from pkb_ray.config.schema import TimeoutConfig, TimingConfig
 from pkb_ray.engine import correctness
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
-from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReport
+from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReport, TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault, WorkerLink
+from pkb_ray.engine.judge.stop import Stop
+from pkb_ray.engine.judge.timing.sampling import Interleaved
 from pkb_ray.engine.wire import messages as m
 from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.records import FailureClass
 
 CALIBRATION_CALLS = (1, 4, 16, 64)
-"""Runs of this many do-nothing calls measure the judge-clock floor before the candidate loads."""
+"""Runs of this many do-nothing calls measure the judge-clock floor before any code loads."""
+CALIBRATION_RUNS = 5
+"""Per batch size and worker."""
 ARENA_BUDGET_BYTES = 1 << 30
 """Arena per rank: room for up to 64 calls' inputs and outputs back to back, within this."""
 MAX_CALLS_PER_SAMPLE = 64
-
-
-class _Stop(Exception):
-    """Some judge's worker failed: every judge ends the session here."""
 
 
 @dataclass
@@ -59,7 +61,7 @@ class RankOutcome:
     max_abs_error: float = 0.0
     log: str = ""
     compiled: bool = False
-    timing: dict = field(default_factory=dict)
+    timing: TimingSamples | None = None
     checked_timed_calls: int = 0
     flags: list = field(default_factory=list)
     seconds: dict = field(default_factory=dict)
@@ -68,36 +70,78 @@ class RankOutcome:
         return JudgeReport(eval_id=eval_id, rank=rank, **{f.name: getattr(self, f.name) for f in fields(self)})
 
 
+@dataclass
+class WorkerSide:
+    """One worker as its judge sees it: the channel, its gate page, its arena. The candidate
+    worker runs the candidate; the reference worker (timed jobs) runs the problem's
+    reference in a worker of the same kind, so both halves of a speedup are timed alike."""
+    name: str
+    link: WorkerLink
+    page: GatePage | None
+    page_fd: int
+    arena: Arena | None = None
+    layout: Layout | None = None
+    gated: bool = False
+    gen: int = 0
+
+
+@dataclass(frozen=True)
+class TimedRun:
+    """One timed run on a worker, on the judge's clock (perf_counter seconds) and the
+    worker's own report (ms)."""
+    done: m.Done
+    reported_ms: float
+    t_ready: float
+    t_open: float
+    t_done: float
+    expired: int
+
+
+def fit_floor(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """(fixed ms, ms per call) of a line through (calls, window ms): Theil-Sen, because a
+    loaded machine throws a few runs far off (a 2-core one measured 6.6 ms for one call and
+    2.5 ms for 64), and a least-squares line follows them. Neither part is negative."""
+    from scipy.stats import theilslopes
+
+    xs = [float(k) for k, _ in points]
+    ys = [ms for _, ms in points]
+    if len(set(xs)) < 2:
+        return max(0.0, statistics.median(ys)), 0.0
+    slope, intercept, _, _ = theilslopes(ys, xs)
+    slope = max(0.0, float(slope))
+    if intercept < 0:  # the line through the median point, with the slope kept
+        intercept = statistics.median(y - slope * x for x, y in zip(xs, ys))
+    return max(0.0, float(intercept)), slope
+
+
 class Session:
-    def __init__(self, ctx: JudgeContext, job: JudgeJob, link: WorkerLink, cand_page: GatePage | None,
-                 cand_page_fd: int, notify: Callable[[JudgeEvent], None]) -> None:
-        self.ctx, self.job, self.link, self.notify = ctx, job, link, notify
-        self.cand_page, self._page_fd = cand_page, cand_page_fd
+    def __init__(self, ctx: JudgeContext, job: JudgeJob, cand: WorkerSide, ref: WorkerSide | None,
+                 notify: Callable[[JudgeEvent], None]) -> None:
+        self.ctx, self.job, self.notify = ctx, job, notify
+        self.cand, self.ref = cand, ref
         self.report = RankOutcome()
         self.secrets = inp.Secrets(job.seed)
         self.cfg = TimingConfig(**job.timing)
         self.timeouts = TimeoutConfig(**job.timeouts)
         self.phase = "start"
-        self.arena: Arena | None = None
-        self.layout: Layout | None = None
-        self.cand_gate = False
-        self.overhead_ms: dict[int, float] = {}
-        self.gen = 0
+        self.floor_ms: dict[int, float] = {}
+        self.floor_fit: tuple[float, float] = (0.0, 0.0)
         self.worst = 0.0
-        self._t_phase = time.monotonic()
+        self.calls_fit = 1
+        self.stage_back = False
 
     # ------------------------------------------------------------------ plumbing
     @property
     def device(self) -> str:
         return self.ctx.device
 
+    @property
+    def sides(self) -> list[WorkerSide]:
+        return [self.cand] + ([self.ref] if self.ref is not None else [])
+
     def sync(self) -> None:
         if self.ctx.cuda:
             torch.cuda.synchronize()
-
-    def next_gen(self) -> int:
-        self.gen += 1
-        return self.gen
 
     def fail(self, failure: FailureClass, message: str, *, trial: int = -1, log: str = "",
              own_fault: bool = True, max_abs_error: float | None = None, gone: bool = False) -> None:
@@ -117,6 +161,18 @@ class Session:
         # failed: the node knows, and never names a rank it stopped itself as the cause.
         self.fail(f.failure, f.message, trial=trial, log=f.log, gone=f.gone)
 
+    def ask(self, side: WorkerSide, msg: m.Message, expected: tuple, timeout_s: float, phase: str,
+            fds: list[int] | None = None) -> m.Message:
+        """A request to one worker. The reference worker runs only harness code: whatever
+        fails there is the harness's (or the machine's), never the candidate's."""
+        try:
+            return side.link.ask(msg, expected, timeout_s, phase, fds=fds)
+        except WorkerFault as f:
+            if side is self.cand:
+                raise
+            raise WorkerFault(FailureClass.HARNESS_ERROR, f"the reference worker failed: {f.message}",
+                              f.log) from None
+
     def step(self, name: str, fn: Callable[[], None], trial: int = -1) -> None:
         self.phase = name
         t0 = time.monotonic()
@@ -127,7 +183,7 @@ class Session:
                 # No candidate code exists in the worker yet: whatever failed is ours.
                 f = WorkerFault(FailureClass.HARNESS_ERROR, f"worker set-up: {f.message}", f.log, f.gone)
             self.fault(f, trial)
-        except _Stop:
+        except Stop:
             raise
         except Exception:  # noqa: BLE001 - a harness bug: reported, and the node restarts the judges
             tb = traceback.format_exc()
@@ -139,45 +195,52 @@ class Session:
 
     def check_in(self) -> None:
         if any(self.ctx.group.gather(self.report.failure)):
-            raise _Stop()
+            raise Stop()
 
     # ------------------------------------------------------------------ the phases
     def run(self) -> JudgeReport:
         try:
             self.step("start", self.start)
             self.step("prepare", self.prepare)
-            if self.job.time_candidate:
+            if self.timed:
                 self.step("calibrate", self.calibrate)
             self.step("load", self.load)
             for t in range(self.job.trials):
                 self.step(f"trial:{t}", lambda t=t: self.trial(t), trial=t)
-            if self.job.time_candidate:
-                from pkb_ray.engine.judge.timing import Interleaved
-
+            if self.timed:
                 Interleaved(self).run()
-        except _Stop:
+        except Stop:
             pass
         finally:
             self.close()
         self.report.max_abs_error = max(self.report.max_abs_error, self.worst)
         return self.report.to_report(self.job.eval_id, self.ctx.rank)
 
+    @property
+    def timed(self) -> bool:
+        return self.job.time_candidate and self.ref is not None
+
     def close(self) -> None:
-        try:
-            self.link.send(m.Bye())
-        except WorkerFault:
-            pass
-        if self.arena is not None:
+        for side in self.sides:
             try:
-                self.arena.close()
-            except Exception:  # noqa: BLE001 - the worker may still map it; freed with the process
+                side.link.send(m.Bye())
+            except WorkerFault:
                 pass
-            self.arena = None
+            if side.arena is not None:
+                try:
+                    side.arena.close()
+                except Exception:  # noqa: BLE001 - the worker may still map it; freed with the process
+                    pass
+                side.arena = None
 
     def start(self) -> None:
-        self.link.ask(m.Hello(rank=self.ctx.rank, world_size=self.ctx.world_size, device=self.device,
-                              guard=self.job.guard, store_timeout_s=max(self.timeouts.start_s, self.timeouts.trial_s)),
-                      (m.Ready,), self.timeouts.start_s, "start-up")
+        timeout = max(self.timeouts.start_s, self.timeouts.trial_s)
+        for side in self.sides:
+            # The reference worker runs the problem's own PyTorch + NCCL code: no guard.
+            guard = self.job.guard if side is self.cand else False
+            self.ask(side, m.Hello(rank=self.ctx.rank, world_size=self.ctx.world_size, device=self.device,
+                                   guard=guard, store_timeout_s=timeout),
+                     (m.Ready,), self.timeouts.start_s, "start-up")
 
     def reference(self, args: tuple) -> Any:
         out = self.problem.solution(*inp.clone(args))
@@ -198,97 +261,112 @@ class Session:
         one = int(per_call * 1.5) + 64 * 256
         nbytes = max(4 * one, min(MAX_CALLS_PER_SAMPLE * one, ARENA_BUDGET_BYTES))
         kind = "cuda" if self.ctx.cuda and self.job.transport == "cuda" else "host"
-        self.arena = make_arena(kind, nbytes, self.device)
-        self.layout = Layout(self.arena.nbytes)
-        self.calls_fit = max(1, self.arena.nbytes // one)
-        self.link.ask(m.MapArena(kind=kind, nbytes=self.arena.nbytes), (m.Ok,), self.timeouts.start_s,
-                      "start-up", fds=[self.arena.fd])
         self.stage_back = kind == "host" and self.ctx.cuda
-        if self.ctx.cuda and self.cfg.gate and self.cand_page is not None:
-            try:
-                self.link.ask(m.MapGate(timeout_us=int(self.cfg.gate_timeout_ms * 1000), ptx=self.ctx.gate_ptx), (m.Ok,),
-                              self.timeouts.start_s, "start-up", fds=[self._page_fd])
-                self.cand_gate = True
-            except WorkerFault as f:
-                if f.failure != FailureClass.HARNESS_ERROR:
-                    raise
-                self.report.flags.append("candidate_gate_unavailable")
+        for side in self.sides:
+            side.arena = make_arena(kind, nbytes, self.device)
+            side.layout = Layout(side.arena.nbytes)
+            self.calls_fit = max(1, side.arena.nbytes // one)
+            self.ask(side, m.MapArena(kind=kind, nbytes=side.arena.nbytes), (m.Ok,), self.timeouts.start_s,
+                     "start-up", fds=[side.arena.fd])
+            if self.ctx.cuda and self.cfg.gate and side.page is not None:
+                try:
+                    self.ask(side, m.MapGate(timeout_us=int(self.cfg.gate_timeout_ms * 1000), ptx=self.ctx.gate_ptx),
+                             (m.Ok,), self.timeouts.start_s, "start-up", fds=[side.page_fd])
+                    side.gated = True
+                except WorkerFault as f:
+                    if f.failure != FailureClass.HARNESS_ERROR:
+                        raise
+                    self.report.flags.append(f"{side.name}_gate_unavailable")
 
-    def call(self, args: tuple, expected: Any) -> tuple[inp.Placed, inp.Slots, dict]:
-        """Place one call's arguments and output slots (the layout is reset by the caller)."""
-        assert self.arena is not None and self.layout is not None
-        placed = inp.place(args, self.arena, self.layout)
-        slots = inp.slots_for(expected, self.arena, self.layout)
+    def call(self, side: WorkerSide, args: tuple, expected: Any) -> tuple[inp.Placed, inp.Slots, dict]:
+        """Place one call's arguments and output slots in a worker's arena (the caller
+        resets the layout)."""
+        assert side.arena is not None and side.layout is not None
+        placed = inp.place(args, side.arena, side.layout)
+        slots = inp.slots_for(expected, side.arena, side.layout)
         return placed, slots, {"args": placed.tree, "outs": slots.descs}
 
-    def run_timed(self, calls: list[dict], hold: bool, timeout_s: float, calibrate: bool = False) -> dict:
-        """One timed run on the worker; the judge's clock around it. Times in ms."""
-        gated = self.ctx.cuda and self.cand_gate
-        gen = self.next_gen() if gated else 0
-        expired0 = self.cand_page.expired(self.ctx.rank) if gated and self.cand_page is not None else 0
-        self.ctx.scrub_l2()
-        t_ready = self.link.send(m.Run(calls=calls, timed=True, gate_gen=gen, hold=hold,
-                                       calibrate=calibrate, stage_back=self.stage_back and not calibrate))
-        deadline = time.monotonic() + timeout_s
-        t_open = t_ready
+    def run_timed(self, side: WorkerSide, calls: list[dict], hold: bool, timeout_s: float,
+                  calibrate: bool = False) -> TimedRun:
+        """One timed run on a worker, the judge's clock around it: from the gate's opening
+        (cuda; on cpu from the request) to the answer."""
+        gated = self.ctx.cuda and side.gated and side.page is not None
+        gen = 0
         if gated:
-            q = self.link.receive((m.Queued,), deadline - time.monotonic(), self.phase)
-            if q.gate_gen != gen:
-                raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol: gate {q.gate_gen} != {gen}")
-            assert self.cand_page is not None
-            t_open = self.cand_page.open(self.ctx.rank, gen)
-        done = self.link.receive((m.Done,), deadline - time.monotonic(), self.phase)
+            side.gen += 1
+            gen = side.gen
+        expired0 = side.page.expired(self.ctx.rank) if gated and side.page is not None else 0
+        self.ctx.scrub_l2()
+        try:
+            t_ready = side.link.send(m.Run(calls=calls, timed=True, gate_gen=gen, hold=hold, calibrate=calibrate,
+                                           stage_back=self.stage_back and not calibrate))
+            deadline = time.monotonic() + timeout_s
+            t_open = t_ready
+            if gated:
+                q = side.link.receive((m.Queued,), deadline - time.monotonic(), self.phase)
+                if q.gate_gen != gen:
+                    raise WorkerFault(FailureClass.RUNTIME_ERROR,
+                                      f"the worker broke the protocol: gate {q.gate_gen} != {gen}")
+                assert side.page is not None
+                t_open = side.page.open(self.ctx.rank, gen)
+            done = side.link.receive((m.Done,), deadline - time.monotonic(), self.phase)
+        except WorkerFault as f:
+            if side is self.cand:
+                raise
+            raise WorkerFault(FailureClass.HARNESS_ERROR, f"the reference worker failed: {f.message}", f.log) from None
         t_done = time.perf_counter()
         if done.forbidden:
             raise WorkerFault(FailureClass.FORBIDDEN_API, f"{self.phase}: refused {', '.join(map(str, done.forbidden[:3]))}")
         if len(done.outputs) != len(calls):
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol: {len(done.outputs)} outputs for {len(calls)} calls")
         # This run's gate timeouts (the page counts them since the evaluation began).
-        expired = (self.cand_page.expired(self.ctx.rank) - expired0) if gated and self.cand_page is not None else 0
-        return {"done": done, "reported_ms": float(done.event_ms), "open_ms": (t_done - t_open) * 1e3,
-                "ready_ms": (t_done - t_ready) * 1e3, "expired": expired, "t_open": t_open, "t_done": t_done,
-                "t_ready": t_ready,
-                "started_late_ms": (float(done.started_at) - t_ready) * 1e3}
+        expired = (side.page.expired(self.ctx.rank) - expired0) if gated and side.page is not None else 0
+        return TimedRun(done=done, reported_ms=float(done.event_ms), t_ready=t_ready, t_open=t_open, t_done=t_done,
+                        expired=expired)
 
     def calibrate(self) -> None:
-        """Before the candidate exists in the worker: the judge-clock cost of a run of k
-        calls that do nothing (the floor that candidate runs are measured above)."""
-        assert self.layout is not None
+        """Before any code but the harness's exists in either worker: what a timed run of k
+        calls that do nothing costs on the judge's clock (messages, gate, synchronize, the
+        output copies). Both workers, alternately: the floor is one figure for both halves."""
+        points: list[tuple[int, float]] = []
         for k in sorted({min(k, self.calls_fit) for k in CALIBRATION_CALLS}):
-            seen = []
-            for _ in range(5):
-                self.layout.reset()
-                calls = [self.call(self.trial_args[0], self.trial_expected[0])[2] for _ in range(k)]
-                r = self.run_timed(calls, hold=True, timeout_s=self.timeouts.start_s, calibrate=True)
-                seen.append(r["open_ms"])
-            # The median, not the least: the floor is compared with the typical run of a
-            # candidate, and the least of five sits below it by the run-to-run jitter.
-            self.overhead_ms[k] = statistics.median(seen)
+            for _ in range(CALIBRATION_RUNS):
+                for side in self.sides:
+                    assert side.layout is not None
+                    side.layout.reset()
+                    calls = [self.call(side, self.trial_args[0], self.trial_expected[0])[2] for _ in range(k)]
+                    r = self.run_timed(side, calls, hold=True, timeout_s=self.timeouts.start_s, calibrate=True)
+                    points.append((k, (r.t_done - r.t_open) * 1e3))
+        self.floor_fit = fit_floor(points)
+        self.floor_ms = {k: self.floor(k) for k in sorted({k for k, _ in points})}
 
-    def overhead(self, k: int) -> float:
-        """The calibrated judge-clock floor of a run of k calls: measured at a few k,
-        interpolated linearly between them (never extrapolated upwards: a floor must stay
-        below what a run of k honest calls costs)."""
-        if not self.overhead_ms:
-            return 0.0
-        ks = sorted(self.overhead_ms)
-        if k <= ks[0]:
-            return self.overhead_ms[ks[0]]
-        for lo, hi in zip(ks, ks[1:]):
-            if k <= hi:
-                f = (k - lo) / (hi - lo)
-                return self.overhead_ms[lo] + f * (self.overhead_ms[hi] - self.overhead_ms[lo])
-        return self.overhead_ms[ks[-1]]
+    def floor(self, k: int) -> float:
+        """The calibrated floor of a run of k calls: a fixed part (messages, synchronize) and a
+        part per call (copying its outputs)."""
+        fixed, per_call = self.floor_fit
+        return fixed + per_call * k
 
     def load(self) -> None:
-        self.link.ask(m.Load(source=self.job.candidate_source), (m.Ok,), self.timeouts.load_s, "loading the candidate")
+        self.ask(self.cand, m.Load(source=self.job.candidate_source), (m.Ok,), self.timeouts.load_s,
+                 "loading the candidate")
         self.report.compiled = True
+        if self.ref is not None:
+            self.ask(self.ref, m.Load(source=self.problem.reference_source), (m.Ok,), self.timeouts.load_s,
+                     "loading the reference")
+            # One untimed call, as the candidate's first trial is: a first call pays for
+            # lazy set-up (NCCL builds its communicator there, hundreds of ms), which would
+            # hold a gate past its timeout and leave both halves timed ungated.
+            assert self.ref.layout is not None
+            self.ref.layout.reset()
+            call = self.call(self.ref, self.trial_args[0], self.trial_expected[0])[2]
+            self.ask(self.ref, m.Run(calls=[call], timed=False, gate_gen=0, stage_back=self.stage_back),
+                     (m.Done,), self.timeouts.trial_s, "the reference's first call")
 
     def check_output(self, tree: Any, slots: inp.Slots, expected: Any, placed: inp.Placed, what: str,
                      trial: int) -> bool:
-        assert self.arena is not None
+        assert self.cand.arena is not None
         try:
-            out = inp.rebuild(tree, slots, expected, self.arena, self.device)
+            out = inp.rebuild(tree, slots, expected, self.cand.arena, self.device)
         except m.ProtocolError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol: {e}") from None
         v = correctness.compare(out, expected, self.atol, self.rtol)
@@ -304,11 +382,11 @@ class Session:
         return True
 
     def trial(self, t: int) -> None:
-        assert self.layout is not None
-        self.layout.reset()
-        placed, slots, call = self.call(self.trial_args[t], self.trial_expected[t])
-        done = self.link.ask(m.Run(calls=[call], timed=False, gate_gen=0, stage_back=self.stage_back),
-                             (m.Done,), self.timeouts.trial_s, f"trial {t}")
+        assert self.cand.layout is not None
+        self.cand.layout.reset()
+        placed, slots, call = self.call(self.cand, self.trial_args[t], self.trial_expected[t])
+        done = self.cand.link.ask(m.Run(calls=[call], timed=False, gate_gen=0, stage_back=self.stage_back),
+                                  (m.Done,), self.timeouts.trial_s, f"trial {t}")
         if done.forbidden:
             raise WorkerFault(FailureClass.FORBIDDEN_API, f"trial {t}: refused {', '.join(map(str, done.forbidden[:3]))}")
         if len(done.outputs) != 1:

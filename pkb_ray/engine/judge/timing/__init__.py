@@ -1,0 +1,29 @@
+"""Timing: one instrument for both halves of every speedup.
+
+Owns the sampling loop (sampling.py, on each judge), the statistics (stats.py) and the
+timing fields of a verdict (evidence.py -> records.TimingEvidence, carried into the journal
+and MLflow).
+
+The instrument. The reference runs in a worker of its own: fresh per evaluation, started
+like the candidate's (the same sandbox, zygote, launch gate, arena and delivery of outputs),
+loading the problem's reference instead of the candidate, with real collectives. The judge
+times both workers the same way: its own clock from opening a sample's gate (on cpu: from
+the request) to the worker's answer, less the floor, what the same batch of do-nothing calls
+costs on that path (calibrated on both workers before any code but the harness's exists in
+them). Samples alternate which half goes first. A worker's own clock is reported beside
+and kept as evidence: it flags a lie and never sets a figure.
+
+Why this one, against what we measured before (docs/design.md, benchmarks/results/):
+- Reference by CUDA events in the judge, candidate by the worker's own events, and the
+  judge's window when the worker's report looked too small (harness 5 and earlier): two
+  instruments. One H200, allreduce: the reference against itself read 1.003, then 0.728
+  when the window was believed; the allreduce expert 0.42 by its events, 0.30 by the window;
+  38 of 80 references self-timed within 3%, every outlier timed by the window. On cpu the
+  halves ran in different processes: the self-check's geomean read 0.751, and a worker that
+  under-reported got max(0, window - floor) = 0, a speedup of inf.
+- Both halves by the workers' own events: equal paths, but a candidate owns its worker's
+  clock (it can patch it through sys.modules), so its figure would be its word.
+- Both halves by the judge's window without a floor: honest and unforgeable, but the
+  delivery of outputs and the messages (tens of microseconds per sample) sit in both
+  windows and pull every ratio towards 1; the floor removes them from both alike.
+"""

@@ -1,0 +1,279 @@
+"""The timing phase on one judge: reference and candidate in alternation, each in its own
+worker, both timed by this judge's clock the same way.
+
+One sample: the judges make k fresh input sets from the secret; each half (the reference
+worker, then the candidate worker, or the other way round on odd samples) gets the same
+contents, L2 scrubbed before it, its calls queued behind a gate only the judges open; the
+judge's window runs from opening the gate to the worker's answer. Drift (clocks,
+temperature, neighbours) hits both halves of a pair alike and cancels in their ratio (the
+node's interval is a paired bootstrap); alternating the order cancels what going second
+does to a half.
+
+Every timed call of the candidate sees contents made for it alone; its inputs are checked
+bit for bit afterwards; a secret sample of its calls (at least 5, spread over the phase)
+has its outputs compared with the judges' own reference. The workers' own clocks are
+reported beside the windows: evidence of a lie (evidence.py), never a figure.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+import traceback
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from pkb_ray.engine.judge.control import TimingSamples
+from pkb_ray.engine.judge.link import WorkerFault
+from pkb_ray.engine.judge.stop import Stop
+from pkb_ray.engine.judge.timing import stats
+from pkb_ray.records import FailureClass
+
+if TYPE_CHECKING:
+    from pkb_ray.engine.judge.session import Session, WorkerSide
+
+EPS_MS = 0.05
+"""Slack for clock granularity when checking that a report fits in the time that passed."""
+MIN_CHECKED = 5
+PROBES = 5
+SAMPLE_MAX_MS = 25.0
+"""Batching stops before a sample of the slower half would take longer than this."""
+MEASURABLE = 0.25
+"""A half whose median time (window less floor) is under this fraction of the floor is
+`unmeasurable`: what the harness costs around the calls would decide its figure."""
+
+
+@dataclass(frozen=True)
+class HalfRow:
+    """One half of one sample on one judge (judge's clock, perf_counter seconds / ms)."""
+    t_ready: float
+    t_open: float
+    t_done: float
+    report_ms: float
+    expired: int
+
+
+@dataclass(frozen=True)
+class PairRow:
+    ref: HalfRow
+    cand: HalfRow
+    floor_ms: float
+    """This judge's calibrated floor for a sample of this many calls."""
+
+
+class Interleaved:
+    def __init__(self, session: "Session") -> None:
+        self.s = session
+        self.ctx = session.ctx
+        self.cfg = session.cfg
+        assert session.ref is not None, "timing needs the reference worker"
+        self.ref_side: "WorkerSide" = session.ref
+        self.cand_side: "WorkerSide" = session.cand
+        # One gate mode for both halves (and every rank): a half held behind the gate and
+        # one launched after it would be two instruments again.
+        self.hold = bool(self.ctx.cuda and self.cfg.gate and session.job.gate_candidate
+                         and self.ref_side.gated and self.cand_side.gated)
+        self.k = 1
+        self.rng = session.secrets.check_rng()
+        self.deadline = time.monotonic() + session.timeouts.timing_s
+        self.ref_win: list[float] = []
+        self.cand_win: list[float] = []
+        self.ref_rep: list[float] = []
+        self.cand_rep: list[float] = []
+        self.floor_ms = 0.0
+        self.checked = 0
+        self.impossible: list[str] = []
+        self.before_open: list[float] = []
+
+    # ------------------------------------------------------------------ one half of a pair
+    def half(self, side: "WorkerSide", sets: list[tuple], check: tuple[int, Any] | None, n: int) -> HalfRow:
+        """k calls on one worker, its window on this judge's clock; the candidate's inputs
+        and (secretly chosen) outputs are checked."""
+        s = self.s
+        assert side.layout is not None
+        side.layout.reset()
+        placed, slots, calls = [], [], []
+        for a, e in zip(sets, self.shapes_from):
+            p, sl, c = s.call(side, a, e)
+            placed.append(p)
+            slots.append(sl)
+            calls.append(c)
+        r = s.run_timed(side, calls, hold=self.hold, timeout_s=max(1.0, self.deadline - time.monotonic()))
+        if side is self.cand_side:
+            for j, p in enumerate(placed):
+                if not p.unchanged():
+                    s.fail(FailureClass.INCORRECT, f"timed call {n}.{j}: the candidate modified its input "
+                           "tensor(s); inputs must be left as they are", trial=s.job.trials)
+                    break
+            else:
+                if check is not None:
+                    j, expected = check
+                    self.checked += 1
+                    s.check_output(r.done.outputs[j], slots[j], expected, placed[j],
+                                   f"output of timed call {n}.{j} (checked in secret)", s.job.trials)
+            self.before_open.append((r.t_open - r.t_ready) * 1e3)
+        return HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
+                       expired=r.expired)
+
+    # ------------------------------------------------------------------ steps in lockstep
+    def step(self, fn: Callable[[], Any]) -> list[Any]:
+        """Run fn on this judge, then gather (failure, data) from every judge."""
+        s = self.s
+        data = None
+        try:
+            data = fn()
+        except WorkerFault as f:
+            s.fault(f, s.job.trials)
+        except Stop:
+            raise
+        except Exception:  # noqa: BLE001 - a harness bug
+            tb = traceback.format_exc()
+            s.fail(FailureClass.HARNESS_ERROR, f"judge error while timing: {tb.strip().splitlines()[-1][:300]}", log=tb)
+        rows = self.ctx.group.gather((s.report.failure, data))
+        if any(r[0] for r in rows):
+            raise Stop()
+        return [r[1] for r in rows]
+
+    def one(self, sets: list[tuple], n: int, check_j: int | None) -> PairRow:
+        """One pair on this judge: both halves on `sets`, in the order the sample's parity says."""
+        check = None
+        if check_j is not None:
+            # Before any worker runs: the reference is a collective of the judges, and a
+            # judge whose worker fails next must already have taken part in it.
+            check = (check_j, self.s.reference(sets[check_j]))
+        # Output slots are laid out like the first trial's outputs, except for the checked
+        # call, whose slots fit its own reference outputs (data-dependent shapes). Both
+        # halves get the same layout: what delivering outputs costs is the same for both.
+        self.shapes_from = [self.s.trial_expected[0]] * len(sets)
+        if check is not None:
+            self.shapes_from[check[0]] = check[1]
+        if n % 2 == 0:
+            ref = self.half(self.ref_side, sets, None, n)
+            cand = self.half(self.cand_side, sets, check, n)
+        else:
+            cand = self.half(self.cand_side, sets, check, n)
+            ref = self.half(self.ref_side, sets, None, n)
+        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(sets)))
+
+    def combine(self, rows: list[PairRow]) -> tuple[float, float, float, float, float, bool]:
+        """(ref window, cand window, ref report, cand report, floor, any gate expired) of one
+        sample: the slowest rank of each half, every window starting when the last judge
+        opened its gate (perf_counter is one clock for all the node's processes)."""
+        out = []
+        for pick in (lambda r: r.ref, lambda r: r.cand):
+            halves = [pick(r) for r in rows]
+            opened = max(h.t_open for h in halves)
+            out.append(max(max(0.0, (h.t_done - opened) * 1e3) for h in halves))
+            out.append(max(h.report_ms for h in halves))
+        for rank, r in enumerate(rows):
+            ready_ms = (r.cand.t_done - r.cand.t_ready) * 1e3
+            if r.cand.report_ms > ready_ms + EPS_MS:
+                self.impossible.append(f"rank {rank} reported {r.cand.report_ms:.4g} ms for a run the judge "
+                                       f"saw take {ready_ms:.4g} ms from inputs to answer")
+        expired = any(r.ref.expired or r.cand.expired for r in rows)
+        ref_w, ref_r, cand_w, cand_r = out
+        return ref_w, cand_w, ref_r, cand_r, max(r.floor_ms for r in rows), expired
+
+    def net(self, windows: list[float]) -> float:
+        return statistics.median(windows) - self.floor_ms if windows else math.inf
+
+    # ------------------------------------------------------------------ the phase
+    def run(self) -> None:
+        s = self.s
+        s.phase = "timing"
+        t_phase = time.monotonic()
+        trial_sets = s.trial_args
+        if not all(self.ctx.group.gather(self.hold)):
+            self.hold = False
+        # Probe: can both halves be held behind their gates, and how long is one call?
+        probe = []
+        for i in range(PROBES):
+            rows = self.step(lambda i=i: self.one([trial_sets[i % len(trial_sets)]], i, None))
+            probe.append(self.combine(rows))
+        self.impossible.clear()
+        if any(p[5] for p in probe):
+            self.hold = False
+        floor1 = max(p[4] for p in probe)
+        one_ref = statistics.median(p[0] for p in probe) - floor1
+        one_cand = statistics.median(p[1] for p in probe) - floor1
+        fastest = max(min(one_ref, one_cand), 1e-3)
+        slowest = max(one_ref, one_cand, 1e-3)
+        # Batch until a sample is measurable: at least batch_ms of calls, and at least the
+        # floor's fixed part (messages, synchronize), which then weighs less per call. But
+        # a sample of a slow half stays short (samples, not calls, make the interval).
+        k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / slowest)))  # the arena: <= 64 calls
+        k = 1
+        while k < k_max and k * fastest < max(self.cfg.batch_ms, s.floor_fit[0]):
+            k *= 2
+        # Every judge makes the same number of calls (each judge's floor and arena differ a
+        # little, and ranks whose calls differ in number leave each other in a collective).
+        self.k = k = min(self.ctx.group.gather(min(k, k_max)))
+        # Warm-up by time, on the trials' inputs (nothing is measured or checked).
+        n_warm = min(200, math.ceil(self.cfg.warmup_ms / max(k * max(one_ref, one_cand, 1e-3), 1e-3)))
+        for i in range(max(2, n_warm)):
+            sets = [trial_sets[(i * k + j) % len(trial_sets)] for j in range(k)]
+            self.step(lambda sets=sets, i=i: self.one(sets, i, None))
+        self.impossible.clear()
+        # The main loop: fresh inputs for every call.
+        min_n = max(self.cfg.min_calls, MIN_CHECKED)
+        span = max(1, min_n // MIN_CHECKED)
+        planned = {i * span + self.rng.randrange(span) for i in range(MIN_CHECKED)}
+        stopped, n, batch = "max_calls", 0, min_n
+        t_main = time.monotonic()
+        while True:
+            for _ in range(batch):
+                check_j = None
+                if n in planned or (n >= min_n and self.rng.random() < 0.05):
+                    check_j = self.rng.randrange(k)
+                rows = self.step(lambda n=n, c=check_j: self.one([s.make() for _ in range(k)], n, c))
+                ref_w, cand_w, ref_r, cand_r, floor, expired = self.combine(rows)
+                if expired and self.hold:
+                    # A gate held a call until it timed out: those times are wrong. Go on
+                    # with neither half held, and start the samples over.
+                    self.hold = False
+                    self.ref_win, self.cand_win, self.ref_rep, self.cand_rep = [], [], [], []
+                    continue
+                self.floor_ms = floor
+                self.ref_win.append(ref_w)
+                self.cand_win.append(cand_w)
+                self.ref_rep.append(ref_r)
+                self.cand_rep.append(cand_r)
+                n += 1
+            done_n = len(self.cand_win)
+            stable = done_n >= self.cfg.min_calls and \
+                stats.rel_ci_of_median([w - self.floor_ms for w in self.ref_win]) <= self.cfg.target_rel_ci and \
+                stats.rel_ci_of_median([w - self.floor_ms for w in self.cand_win]) <= self.cfg.target_rel_ci
+            if stable:
+                stopped = "stable"
+                break
+            if done_n >= self.cfg.max_calls:
+                stopped = "max_calls"
+                break
+            # Every judge must leave the loop at the same batch (the next step is a gather
+            # with all of them), and their clocks started apart: the decision is agreed. A
+            # judge that left alone on its own clock hung the others until the node's
+            # deadline (a harness_error seen on a 2-core machine at load 10).
+            if any(self.ctx.group.gather(time.monotonic() - t_main >= self.cfg.max_timing_s)):
+                stopped = "max_time"
+                break
+            batch = max(self.cfg.min_calls, done_n // 2)
+        s.report.seconds["timing"] = time.monotonic() - t_phase
+        s.report.checked_timed_calls = self.checked
+        unmeasurable = ""
+        for name, wins in (("reference", self.ref_win), ("candidate", self.cand_win)):
+            if self.net(wins) < MEASURABLE * self.floor_ms:
+                unmeasurable = (f"the {name}'s {k} call(s) per sample took {self.net(wins):.4g} ms beyond the "
+                                f"{self.floor_ms:.4g} ms the harness costs around them: too short to time")
+                break
+        if self.ctx.rank == 0:
+            s.report.timing = TimingSamples(
+                reference_window_ms=self.ref_win, candidate_window_ms=self.cand_win,
+                reference_report_ms=self.ref_rep, candidate_report_ms=self.cand_rep, floor_ms=self.floor_ms,
+                floor_curve_ms=[[k_, ms] for k_, ms in sorted(s.floor_ms.items())],
+                calls_per_sample=k, gated=self.hold, stopped=stopped, unmeasurable=unmeasurable,
+                before_open_ms=statistics.median(self.before_open) if self.before_open else None,
+                impossible=self.impossible[:10])
+        if self.impossible:
+            s.fail(FailureClass.IMPLAUSIBLE, "the worker reported more time than the judge saw pass: "
+                   + self.impossible[0], own_fault=True)
