@@ -15,6 +15,7 @@ Results: benchmarks/results/<out>/self_timing_<device>.{json,md}, with the exact
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shlex
 import statistics
@@ -28,6 +29,14 @@ sys.path.insert(0, str(REPO))
 from pkb_ray.config.schema import TimeoutConfig, TimingConfig  # noqa: E402
 from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate  # noqa: E402
 from pkb_ray.problems import load_problems  # noqa: E402
+
+
+def _how(ev) -> str:
+    """How the evaluation was timed, in one short line (calls per sample, gate, floor)."""
+    if ev is None:
+        return ""
+    return (f"k={ev.calls_per_sample} n={ev.samples} gated={ev.gated} floor={ev.floor_ms:.4g}ms "
+            f"stopped={ev.stopped}" + (f" unmeasurable" if ev.unmeasurable else ""))
 
 
 def main() -> int:
@@ -73,11 +82,12 @@ def main() -> int:
                           "reference_roofline_fraction": (res.roofline_ms / res.reference_ms
                                                           if res.roofline_ms and res.reference_ms else None),
                           "flags": res.flags, "node_seconds": res.node_seconds,
-                          "judge_clock_ratio": res.judge_clock_ratio, "sandbox": res.sandbox})
+                          "judge_clock_ratio": res.judge_clock_ratio, "sandbox": res.sandbox,
+                          "timing": dataclasses.asdict(res.timing) if res.timing else None})
             e = evals[-1]
             print(f"{pid} #{k}: correct={e['correct']} speedup={e['speedup']} ci={e['ci']} "
                   f"ref={e['reference_ms']} roof_frac={e['reference_roofline_fraction']} flags={e['flags']} "
-                  f"node_s={e['node_seconds']:.1f} {'' if e['correct'] else e['message']}", flush=True)
+                  f"node_s={e['node_seconds']:.1f} {_how(res.timing)} {'' if e['correct'] else e['message']}", flush=True)
         ok = [e for e in evals if e["correct"] and e["speedup"]]
         rows.append({"problem": pid, "upstream": list(problem.spec.upstream), "evals": evals,
                      "within_3pct": bool(ok) and len(ok) == len(evals) and all(0.97 <= e["speedup"] <= 1.03 for e in ok),
