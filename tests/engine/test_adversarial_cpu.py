@@ -47,6 +47,8 @@ def _not_correct_and_fast(res) -> None:
     # which can read as NaN (CI saw nan once). Wrong either way, never correct.
     ("forges_done", {F.INCORRECT, F.NAN}, None, 0, None),
     ("forges_verdict", {F.RUNTIME_ERROR}, None, 0, None),
+    ("nests_frame", {F.RUNTIME_ERROR}, None, 0, None),
+    ("shrinks_arena", {F.RUNTIME_ERROR}, None, 0, None),
     # collectives, however reached
     ("calls_all_reduce", {F.FORBIDDEN_API}, None, 0, None),
     ("swallows_forbidden", {F.FORBIDDEN_API}, None, 0, "swallows_exceptions"),

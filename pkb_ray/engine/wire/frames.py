@@ -8,8 +8,10 @@ protocol), never a crash of the judge.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import re
 import select
 import socket
 import struct
@@ -21,6 +23,11 @@ MAX_FRAME_BYTES = 8 << 20
 """Judge -> worker frames carry the candidate's source; worker -> judge frames are smaller
 (the judge reads them with a lower limit)."""
 MAX_FDS = 4
+MAX_DEPTH = 100
+"""Nesting of a frame's JSON. The deepest legitimate frame is a Run or Done whose trees hold
+trees.MAX_DEPTH (32) tagged containers, two JSON levels each, under 4 levels of message:
+68. A frame nested a million deep made json.loads raise RecursionError in the judge, which
+the judge took for its own bug (harness_error, retried forever)."""
 
 
 class ProtocolError(Exception):
@@ -78,6 +85,35 @@ def send(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> float:
     return t
 
 
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def json_depth(body: bytes) -> int:
+    """How deep the arrays and objects of `body` nest (at most its count of brackets, which
+    is returned when that is within MAX_DEPTH), found without parsing it: strings, which
+    may hold brackets, are emptied first. Linear in the frame's size: about 50 ms per MB."""
+    brackets = _STRING.sub(b'""', body).translate(None, _NOT_BRACKETS)
+    if len(brackets) <= MAX_DEPTH:
+        return len(brackets)
+    return max(itertools.accumulate(_STEP[b] for b in brackets), default=0)
+
+
+def parse(body: bytes) -> Any:
+    """The JSON of one frame's body, checked for depth before it is parsed: any malformed
+    body is a ProtocolError naming what is wrong, never another exception."""
+    depth = json_depth(body)
+    if depth > MAX_DEPTH:
+        raise ProtocolError(f"frame nested {depth} deep exceeds the limit of {MAX_DEPTH}")
+    try:
+        return _unfinite(json.loads(body))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ProtocolError(f"frame is not JSON: {e}") from e
+    except (RecursionError, MemoryError) as e:  # bounded above; kept as a second wall
+        raise ProtocolError(f"frame cannot be parsed within the limits ({type(e).__name__})") from e
+
+
 class FrameReader:
     """Reads frames (and the file descriptors sent with them) from one socket."""
 
@@ -123,7 +159,4 @@ class FrameReader:
         body = bytes(self._buf[_HEADER.size:_HEADER.size + n])
         del self._buf[:_HEADER.size + n]
         fds, self._fds = self._fds, []
-        try:
-            return _unfinite(json.loads(body)), fds
-        except (ValueError, UnicodeDecodeError) as e:
-            raise ProtocolError(f"frame is not JSON: {e}") from e
+        return parse(body), fds
