@@ -92,6 +92,11 @@ def test_logs_swapped_for_links_show_nothing_of_the_harness(run_eval):
     assert "PATH=" not in res.log + res.message and "HOME=" not in res.log + res.message, res.log[-2000:]
 
 
+def test_a_frame_nested_deep_is_the_candidates_failure_naming_the_limit(run_eval):
+    res = run_eval(ADVERSARIAL / "nests_frame.py")
+    assert res.failure == F.RUNTIME_ERROR and "exceeds the limit of" in res.message, res.message
+
+
 def test_segfault_names_the_signal(run_eval):
     res = run_eval(ADVERSARIAL / "segfault.py")
     assert res.failure == F.RUNTIME_ERROR and "SIGSEGV" in res.message, res.message
