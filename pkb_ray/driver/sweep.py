@@ -43,6 +43,7 @@ from pkb_ray.driver.plan import SweepPlan
 from pkb_ray.driver.progress import InFlight, SweepProgress
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
+from pkb_ray.store.harness_tries import HarnessTries
 from pkb_ray.tracking import SweepSummary, Tracker, trackers_for
 
 
@@ -170,6 +171,10 @@ class Sweep:
         cfg, plan, decision = self.cfg, self.sweep_plan, self.decision
         # Every check passed: from here on the sweep's directory changes.
         journal = self.journal = Journal(self.sweep_dir / "journal.jsonl", fresh=cfg.sweep.fresh)
+        tries_path = self.sweep_dir / "harness_tries.jsonl"
+        if cfg.sweep.fresh and tries_path.exists():
+            tries_path.rename(self.sweep_dir / f"harness_tries.{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+        self.harness_tries = HarnessTries(tries_path)
         try:
             append_invocation(self.sweep_dir / "config.yaml", OmegaConf.to_container(self.dcfg),
                               plan.sweep_settings)
@@ -243,6 +248,7 @@ class Sweep:
                     max_queued_builds=cfg.cluster.max_queued_builds,
                     replace_evaluators=self._start_evaluators, tick=self._tick,
                     turn_done=self._turn_done, spent=lambda gen: self.budget.charge([gen]),
+                    harness_tries=lambda state, message: self.harness_tries.add(state.record_id, message),
                 )
                 self._pipeline.run()
         except KeyboardInterrupt:
