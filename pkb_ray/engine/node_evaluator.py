@@ -27,6 +27,7 @@ from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
+from pkb_ray.engine.sandbox import exit_on_sigterm
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4
@@ -36,6 +37,7 @@ class _NodeEvaluator:
     """Evaluates EvalRequests on this node. Methods run one at a time (max_concurrency=1)."""
 
     def __init__(self, device: str = "cpu", load_problem: str = DEFAULT_LOADER) -> None:
+        exit_on_sigterm()  # Ray stops an actor with SIGTERM: its sandboxes go with it
         # Secrets of the driver's environment reach Ray workers; drop them before anything
         # (the forkserver and ranks get an allow-listed environment anyway).
         self.scrubbed = scrub_secrets()

@@ -196,3 +196,24 @@ def test_no_guard_lets_the_reference_itself_run(run_eval):
     res = run_eval(ADVERSARIAL / "calls_all_reduce.py", guard=False, time_candidate=False)
     assert res.correct, (res.message, res.log[-2000:])
     assert "guard_off" in res.flags and res.candidate_ms is None
+
+
+def _leftover_markers() -> list[str]:
+    import glob
+    import tempfile
+
+    base = tempfile.gettempdir()
+    return glob.glob(f"{base}/pkb_sbx_*/pkb_deep_marker") + glob.glob(f"{base}/pkb_run_*/pkb_sbx_*/pkb_deep_marker")
+
+
+def test_a_deep_unreadable_tree_is_removed_with_its_sandbox(run_eval):
+    """A 3000-level tree, an unreadable directory and a link in the sandbox's directory:
+    removed with the sandbox (shutil.rmtree left the tree behind)."""
+    import time
+
+    res = run_eval(ADVERSARIAL / "deep_tree.py")
+    assert res.failure == F.INCORRECT, (res.failure, res.message)
+    end = time.monotonic() + 30  # the sandbox is removed in the background after the verdict
+    while _leftover_markers() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not _leftover_markers()
