@@ -49,9 +49,10 @@ def _setup(r: int, job: dict, workdir: str, communicating: bool) -> None:
         # connectFullMesh failed", seen on a loaded 2-core machine). Every rank waits here.
         dist.barrier()
     else:
-        from pkb_ray.engine.worker import process_group
+        from pkb_ray.engine.worker import no_network, process_group
 
         process_group.init(store, r, ws, float(job["timeout_s"]))
+        no_network.install()  # the worker's conditions: no socket but a Unix one
 
 
 def _run_script(r: int, job: dict, workdir: str) -> None:

@@ -88,7 +88,9 @@ def node_for(req: EvalRequest, cvd: str | None) -> JudgeNode:
     """The judges for this kind of evaluation, started once per process and kept."""
     plan = sandbox.plan_sandbox(req.sandbox.mode, req.sandbox.user, req.sandbox.bwrap_path or None)
     cache_dirs = tuple(str(Path(d).expanduser().resolve()) for d in (req.cache_dir,))
-    stub = tuple(sorted(nccl_stub.build(req.cache_dir).items())) if req.device == "cuda" else ()
+    # CPU workers too: on a GPU machine evaluating on cpu, libnccl is there to be loaded by
+    # path (the stub refuses; no library on a CPU-only build: nothing to hide).
+    stub = tuple(sorted(nccl_stub.build(req.cache_dir).items()))
     spec = NodeSpec(device=req.device, world_size=req.world_size, cuda_visible_devices=cvd, plan=plan,
                     torch_cuda_arch_list=req.torch_cuda_arch_list, cache_dirs=cache_dirs,
                     gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub)
@@ -177,6 +179,8 @@ def _describe_sandbox(spec: NodeSpec, req: EvalRequest) -> str:
     """What confined this candidate, in words a reader can check: the sandbox kind (and what
     was missing for a stronger one), and how native NCCL was kept out."""
     text = spec.plan.description
+    if req.guard:
+        text += "; network: no AF_INET/AF_INET6 socket, no io_uring (seccomp)"
     if req.device == "cuda" and req.guard:
         if not spec.nccl_stub:
             text += "; nccl: not replaced (no libnccl found or no C compiler): process group and guard only"

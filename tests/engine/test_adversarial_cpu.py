@@ -55,6 +55,7 @@ def _not_correct_and_fast(res) -> None:
     ("process_group_method", {F.FORBIDDEN_API}, None, 0, None),
     ("borrows_harness_section", {F.FORBIDDEN_API, F.INCORRECT, F.RUNTIME_ERROR}, None, 0, None),
     ("unwraps_guard", {F.FORBIDDEN_API}, None, 0, None),
+    ("gloo_group", {F.RUNTIME_ERROR}, None, 0, None),
     # plain wrong answers
     ("wrong_one_rank", {F.INCORRECT}, 1, 0, None),
     ("wrong_then_hang", {F.INCORRECT}, 0, 0, None),
