@@ -26,7 +26,7 @@ import os
 import sys
 from datetime import timedelta
 
-from pkb_ray.engine.worker import reap
+from pkb_ray.engine.worker import file_limit, reap
 
 
 def _setup(r: int, job: dict, workdir: str, communicating: bool) -> None:
@@ -130,6 +130,7 @@ def _rank_main(r: int, job: dict, workdir: str) -> int:
 
 
 def main() -> int:
+    file_limit.apply()
     job = json.loads(os.environ["PKB_AGENT_JOB"])
     workdir = os.environ["PKB_WORKDIR"]
     import torch  # noqa: F401 - imported once, before the fork
