@@ -73,7 +73,7 @@ def _profile(r: int, job: dict, workdir: str) -> None:
     with open(os.path.join(workdir, f"inputs_rank{r}.b64"), "rb") as f:
         inputs = torch.load(io.BytesIO(base64.b64decode(f.read())), weights_only=True)
     inputs = tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs)
-    from pkb_ray.engine import guard
+    from pkb_ray.engine.worker import guard
 
     guard.install()
     spec = importlib.util.spec_from_file_location("pkb_candidate", os.path.join(workdir, "candidate.py"))

@@ -40,7 +40,7 @@ def test_static_parse_error_and_harness_import():
     r = static_check.check((ADVERSARIAL / "parse_error.py").read_text())
     assert r.parse_error and "line" in r.parse_error
     assert static_check.check("def f(x):\n    return x\n").parse_error  # no solution
-    r = static_check.check("from pkb_ray.engine import guard\ndef solution(x):\n    return x\n")
+    r = static_check.check("from pkb_ray.engine.worker import guard\ndef solution(x):\n    return x\n")
     assert r.forbidden
 
 

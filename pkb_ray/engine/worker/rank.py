@@ -18,7 +18,7 @@ from typing import Any, Callable
 import torch
 import torch.distributed as dist
 
-from pkb_ray.engine import guard
+from pkb_ray.engine.worker import guard
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.arena import Arena, make_arena
 from pkb_ray.engine.wire.gate import GatePage, GateUnavailable, LaunchGate
