@@ -7,7 +7,7 @@ import math
 import torch
 
 from pkb_ray.engine import static_check
-from pkb_ray.engine.correctness import compare
+from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
 from pkb_ray.engine.timing_stats import rel_ci_of_median
 from pkb_ray.records import FailureClass

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from pkb_ray.engine import sandbox, timing_stats
-from pkb_ray.engine.correctness import compare
+from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.wire import frames, messages as m, trees
 from pkb_ray.engine.wire.arena import HostArena, Layout
