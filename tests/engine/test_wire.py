@@ -202,7 +202,8 @@ def test_the_worker_side_imports_nothing_of_the_judge_side():
     import sys
 
     code = ("import sys; import pkb_ray.engine.worker.zygote, pkb_ray.engine.worker.rank, "
-            "pkb_ray.engine.worker.build_probe; print(' '.join(sorted(sys.modules)))")
+            "pkb_ray.engine.worker.build_probe, pkb_ray.engine.worker.agent_rank, pkb_ray.engine.worker.guard, "
+            "pkb_ray.engine.worker.no_network; print(' '.join(sorted(sys.modules)))")
     mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     forbidden = [m for m in mods if m.startswith(("pkb_ray.engine.judge", "pkb_ray.engine.node", "pkb_ray.config",
                                                   "pkb_ray.records", "pkb_ray.engine.evaluation", "omegaconf",

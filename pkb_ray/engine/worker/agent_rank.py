@@ -1,8 +1,8 @@
 """Inside an agent sandbox: fork one process per rank and run a script or a profile.
 
-    python -m pkb_ray.agent.rank_main      (environment: PKB_AGENT_JOB, PKB_WORKDIR)
+    python -m pkb_ray.engine.worker.agent_rank      (environment: PKB_AGENT_JOB, PKB_WORKDIR)
 
-It runs where a candidate's workers run (ranks.py starts it through engine/sandbox.py) and
+It runs where a candidate's workers run (agent/ranks.py starts it through engine/sandbox.py) and
 holds nothing of the judges': no seeds, no reference outputs, no verdict. Each rank writes
 its output to rank<r>.log; this process writes how each rank ended to its stderr (the
 zygote's own lines, engine/worker/reap.py), which the sandbox keeps as zygote.log.
