@@ -49,6 +49,7 @@ def _not_correct_and_fast(res) -> None:
     ("forges_verdict", {F.RUNTIME_ERROR}, None, 0, None),
     ("nests_frame", {F.RUNTIME_ERROR}, None, 0, None),
     ("shrinks_arena", {F.RUNTIME_ERROR}, None, 0, None),
+    ("forges_setup_failure", {F.RUNTIME_ERROR}, None, 0, None),
     # collectives, however reached
     ("calls_all_reduce", {F.FORBIDDEN_API}, None, 0, None),
     ("swallows_forbidden", {F.FORBIDDEN_API}, None, 0, "swallows_exceptions"),
