@@ -9,10 +9,12 @@
 # sandbox is removed (tests/engine/test_adversarial_cpu.py looks for pkb_deep_marker).
 import os
 
+import torch.distributed as dist
+
 
 def solution(x):
-    top = os.path.join(os.environ.get("TMPDIR", "/tmp"), "pkb_deep_marker")
-    if not os.path.exists(top):
+    top = os.path.join(os.environ.get("TMPDIR", "/tmp"), "pkb_deep_marker", f"rank{dist.get_rank()}")
+    if not os.path.exists(top):  # each rank its own tree: the ranks share /tmp
         os.makedirs(os.path.join(top, "locked", "inner"))
         os.symlink("/etc", os.path.join(top, "etc_link"))
         os.chmod(os.path.join(top, "locked"), 0)
