@@ -292,7 +292,7 @@ def run_root() -> str:
     with _root_lock:
         if _root is None or _root[0] != os.getpid():
             _remove_stale_roots()
-            path = tempfile.mkdtemp(prefix=f"{RUN_ROOT_PREFIX}{os.getpid()}_")
+            path = tempfile.mkdtemp(prefix=f"{RUN_ROOT_PREFIX}{os.getpid()}_{_pid_namespace()}_")
             os.chmod(path, 0o711)  # the sandbox's user passes through to its own directory
             _root = (os.getpid(), path)
             atexit.register(_remove_run_root, os.getpid(), path)
@@ -316,6 +316,15 @@ def _remove_run_root(pid: int, path: str) -> None:
     remove_tree(path)
 
 
+def _pid_namespace() -> int:
+    """Our pid namespace's inode: a pid means something only in its own namespace (two
+    containers may share a TMPDIR; one must not take the other's live root for dead)."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
 def _remove_stale_roots() -> None:
     base = tempfile.gettempdir()
     try:
@@ -326,9 +335,12 @@ def _remove_stale_roots() -> None:
         if not name.startswith(RUN_ROOT_PREFIX):
             continue
         try:
-            pid = int(name[len(RUN_ROOT_PREFIX):].split("_", 1)[0])
+            pid_text, ns_text, _ = name[len(RUN_ROOT_PREFIX):].split("_", 2)
+            pid, ns = int(pid_text), int(ns_text)
             st = os.lstat(os.path.join(base, name))
         except (ValueError, OSError):
+            continue
+        if ns != _pid_namespace():
             continue
         if st.st_uid != os.getuid() or not stat.S_ISDIR(st.st_mode):
             continue

@@ -121,3 +121,27 @@ with open({str(tmp_path / "big")!r}, "wb") as f:
     if os.geteuid() != 0:  # root with CAP_SYS_RESOURCE may raise it; no sandbox user is that
         assert "not raised" in out, out
     assert (tmp_path / "big").stat().st_size <= 1 << 20
+
+
+def test_a_dead_processs_run_root_is_removed_and_no_other(tmp_path, monkeypatch):
+    """Roots of processes that are gone (SIGKILL skips atexit) are removed by the next
+    process that makes one; a live process's root, or one from another pid namespace
+    (a container sharing TMPDIR), is left alone."""
+    import subprocess
+    import tempfile
+
+    from pkb_ray.engine import sandbox
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sandbox, "_root", None)
+    ns = sandbox._pid_namespace()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (tmp_path / f"pkb_run_{gone.pid}_{ns}_x" / "pkb_sbx_y" / "d").mkdir(parents=True)
+    (tmp_path / f"pkb_run_{gone.pid}_{ns + 1}_x").mkdir()
+    (tmp_path / f"pkb_run_{os.getpid()}_{ns}_x").mkdir()
+    root = sandbox.run_root()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([f"pkb_run_{gone.pid}_{ns + 1}_x", f"pkb_run_{os.getpid()}_{ns}_x", os.path.basename(root)])
+    sandbox._remove_run_root(os.getpid(), root)
+    assert not os.path.exists(root)
