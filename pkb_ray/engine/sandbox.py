@@ -276,7 +276,7 @@ def public_dir(name: str, fill: "Callable[[Path], object]") -> str:
 
 RUN_ROOT_PREFIX = "pkb_run_"
 """Every directory a process makes for sandboxes (their working directories, the package's
-code copy, the NCCL stub) lies in one run root under TMPDIR, pkb_run_<pid>_*, removed when
+code copy, the NCCL stub) lies in one run root under TMPDIR, pkb_run_<pid>_<pid ns>_*, removed when
 the process exits (also on an error, or on SIGTERM where the entry point turns it into an
 exit). Before, each `pkb eval` left its prewarmed sandbox and a code copy behind (58
 directories found on one machine after a day). A root whose process is gone (SIGKILL) is
