@@ -8,10 +8,8 @@ protocol), never a crash of the judge.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import re
 import select
 import socket
 import struct
@@ -85,19 +83,25 @@ def send(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> float:
     return t
 
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_KEEP_QUOTES_AND_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
+_AS_PARENS = bytes.maketrans(b"[]{}", b"()()")
 
 
 def json_depth(body: bytes) -> int:
-    """How deep the arrays and objects of `body` nest (at most its count of brackets, which
-    is returned when that is within MAX_DEPTH), found without parsing it: strings, which
-    may hold brackets, are emptied first. Linear in the frame's size: about 50 ms per MB."""
-    brackets = _STRING.sub(b'""', body).translate(None, _NOT_BRACKETS)
-    if len(brackets) <= MAX_DEPTH:
-        return len(brackets)
-    return max(itertools.accumulate(_STEP[b] for b in brackets), default=0)
+    """How deep the arrays and objects of `body` nest, found without parsing it, in C-speed
+    bytes operations (a Done of 64 calls: ~0.02 ms; 2 MB: a few ms): escaped backslashes and
+    quotes are dropped, then everything but quotes and brackets, then what lies between
+    quotes (strings may hold brackets); each pass of removing "()" pairs then peels one
+    level. Unbalanced brackets count as their number of openers (an upper bound)."""
+    reduced = body.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _KEEP_QUOTES_AND_BRACKETS)
+    parens = b"".join(reduced.split(b'"')[::2]).translate(_AS_PARENS)
+    depth = 0
+    while parens and depth <= MAX_DEPTH:
+        peeled = parens.replace(b"()", b"")
+        if len(peeled) == len(parens):  # unbalanced: no pair left to peel
+            return depth + peeled.count(b"(")
+        parens, depth = peeled, depth + 1
+    return depth + parens.count(b"(") if parens else depth
 
 
 def parse(body: bytes) -> Any:
