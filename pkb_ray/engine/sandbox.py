@@ -499,6 +499,24 @@ def read_sandbox_file(workdir: str, name: str, max_bytes: int, tail: bool = Fals
         return f.read(max_bytes)
 
 
+def sandbox_file_bytes(workdir: str, name: str) -> int:
+    """The size of workdir/name if it is a regular file reached without a link, else 0."""
+    try:
+        dfd = os.open(workdir, _DIR_OPEN_NOFOLLOW)
+    except OSError:
+        return 0
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except OSError:
+        return 0
+    finally:
+        os.close(dfd)
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+_DIR_OPEN_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 MAX_TREE_BYTES = 2 << 30
 """What a copied tree may hold (a CUDA extension's build is tens of MB): a build that left a
 1 TB sparse file, or millions of files, fills no disk."""

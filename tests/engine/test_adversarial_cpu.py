@@ -219,3 +219,12 @@ def test_a_deep_unreadable_tree_is_removed_with_its_sandbox(run_eval):
     while _leftover_markers() and time.monotonic() < end:
         time.sleep(0.2)
     assert not _leftover_markers()
+
+
+def test_data_through_the_store_is_flagged(run_eval):
+    """The store stays open (symmetric memory needs it; on CPU it is the stand-in): a
+    candidate that moves data through it is flagged store_channel, one that does not is not."""
+    res = run_eval(CANDIDATES / "store_exchange.py")
+    assert res.correct and "store_channel" in res.flags, res.flags
+    res = run_eval(ADVERSARIAL / "wrong_type.py")
+    assert "store_channel" not in res.flags, res.flags
