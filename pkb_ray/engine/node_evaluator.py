@@ -24,10 +24,10 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from pkb_ray.engine import hardware
 from pkb_ray.engine.env import scrub_secrets
-from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile
+from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
-from pkb_ray.engine.sandbox import exit_on_sigterm
+from pkb_ray.engine.sandbox import close_run_root, exit_on_sigterm
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4
@@ -65,6 +65,12 @@ class _NodeEvaluator:
         executor = ToolExecutor(base, agent_cfg, evaluate_fn=evaluate_here,
                                 cuda_visible_devices=self.cuda_visible_devices)
         return executor.execute(request, build)
+
+    def close(self) -> None:
+        """Stop the judges and every sandbox, and remove this node's run root (the sweep
+        calls it at its end; Ray then ends the actor without its exit handlers)."""
+        shutdown()
+        close_run_root()
 
     def fingerprint(self) -> str:
         return self._fingerprint

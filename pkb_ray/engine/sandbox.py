@@ -308,6 +308,26 @@ def exit_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
 
+def close_run_root() -> None:
+    """Stop this process's sandboxes and remove its run root now (a node actor at the end of
+    a sweep: Ray ends actors without running their exit handlers, which left a root with
+    the prewarmed sandbox behind). A later sandbox makes a new root."""
+    global _root
+    with _root_lock:
+        if _root is not None and _root[0] == os.getpid():
+            _remove_run_root(*_root)
+        _root = None
+    package_copy.cache_clear()
+
+
+def close_run_root_if_idle() -> None:
+    """close_run_root() unless a sandbox of this process still runs (a node's prewarmed one):
+    for processes that start sandboxes now and then (a Ray worker that prebuilds), which Ray
+    may end without their exit handlers."""
+    if not any(p.alive() for p in list(_live)):
+        close_run_root()
+
+
 def _remove_run_root(pid: int, path: str) -> None:
     if os.getpid() != pid:  # a forked child exits: the root is its parent's
         return
