@@ -143,7 +143,7 @@ def outcome_of_evaluation(tool: Tool, res: EvalResult, device_s: float, wall_s: 
 
 
 def _rank_profile(rank: int, report: object) -> RankProfile | None:
-    """The rank's profile_rank<r>.json as typed rows; None when it is not what rank_main
+    """The rank's profile_rank<r>.json as typed rows; None when it is not what agent_rank
     writes (the sandbox's code can write anything there)."""
     def rows(key: str, most: int) -> list[ProfileRow]:
         return [ProfileRow(str(x["name"])[:200], int(x["calls"]), float(x["self_us"]), float(x["total_us"]))

@@ -2,7 +2,7 @@
 
 The engine evaluates candidates (judges + workers); it has no entry point for "run this
 script on every rank and give me its output", which `run` and `profile` need. This starts
-rank_main.py through the engine's own `sandbox.start` (the same plan, binds, hidden
+engine/worker/agent_rank.py through the engine's own `sandbox.start` (the same plan, binds, hidden
 directories and allow-listed environment a candidate's workers get, and the NCCL stub for
 a guarded profile on cuda), waits up to a time limit, and reads back each rank's output.
 Candidates' judges are never involved, so nothing secret is within reach.
@@ -28,7 +28,7 @@ START_S = 60.0
 @dataclass
 class RankJob:
     mode: str
-    """script | profile (rank_main.py)."""
+    """script | profile (engine/worker/agent_rank.py)."""
     world_size: int
     device: str
     timeout_s: float
@@ -75,7 +75,7 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
     guarded = job.mode == "profile" and job.device == "cuda"
     binds = nccl_stub.build(cache_dirs[0]) if guarded and cache_dirs else None
     t0 = time.monotonic()
-    proc = sandbox.start(plan, ["python", "-m", "pkb_ray.agent.rank_main"], env=rank_env(**over),
+    proc = sandbox.start(plan, ["python", "-m", "pkb_ray.engine.worker.agent_rank"], env=rank_env(**over),
                          pass_fds=[], gpu=job.device == "cuda", cache_dirs=cache_dirs,
                          pre_files=job.files, dirs=["ext"], binds=binds or None,
                          trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else None)

@@ -26,6 +26,7 @@ from typing import Any, Callable, Protocol
 
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.records import CellKey, EvalResult, FailureClass, Generation, record_id_of
+from pkb_ray.store.harness_tries import MAX_TRIES as MAX_HARNESS_TRIES
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,7 @@ class Pipeline:
         tick: Callable[[], None] | None = None,
         turn_done: Callable[[CellState], None] | None = None,
         spent: Callable[[Generation], None] | None = None,
+        harness_tries: Callable[[CellState, str], int] | None = None,
     ) -> None:
         """`turn_done(state)`: called once a turn has its outcome, before asking the stages
         whether the cell continues (agent mode writes the turn log there). `spent(gen)`:
@@ -154,6 +156,7 @@ class Pipeline:
         self.tick = tick or (lambda: None)
         self.turn_done = turn_done or (lambda state: None)
         self.spent = spent or (lambda gen: None)
+        self.harness_tries = harness_tries
         self.wait = wait
         self.get = get
         self.ready: collections.deque[CellState] = collections.deque()
@@ -221,8 +224,12 @@ class Pipeline:
             # candidate: never recorded as the cell's result nor shown to a model as a
             # tool's; a re-run evaluates it again (tools mode: the journal has the call's
             # start without its result, so the call runs again).
-            self._defer(state, f"{evaluation.failure.value}: {evaluation.message}")
-            return
+            tries = (self.harness_tries(state, evaluation.message)
+                     if self.harness_tries is not None and evaluation.failure == FailureClass.HARNESS_ERROR else 0)
+            if tries < MAX_HARNESS_TRIES:
+                self._defer(state, f"{evaluation.failure.value}: {evaluation.message}")
+                return
+            evaluation.message = f"{evaluation.message} (harness_error on {tries} tries: recorded, not retried)"
         if isinstance(result, EvalResult):
             state.current.evaluation = result
         else:  # tools mode's evaluators return the tool's whole outcome

@@ -38,6 +38,21 @@ def wait(refs: list[Any], timeout_s: float) -> list[Any]:
     return done
 
 
+def close_evaluators(actors: list, timeout_s: float = 30.0) -> None:
+    """Ask every node actor to stop its sandboxes and remove its directories, waiting up to
+    timeout_s in all (a dead actor answers with an error, which is fine here)."""
+    import ray
+
+    refs = []
+    for actor in actors:
+        try:
+            refs.append(actor.close.remote())
+        except Exception:  # noqa: BLE001 - an actor already gone has nothing to remove
+            continue
+    if refs:
+        ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+
+
 def get(ref: Any) -> Any:
     import ray
     from ray.exceptions import RayActorError, RayError

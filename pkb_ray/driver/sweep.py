@@ -43,6 +43,7 @@ from pkb_ray.driver.plan import SweepPlan
 from pkb_ray.driver.progress import InFlight, SweepProgress
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
+from pkb_ray.store.harness_tries import HarnessTries
 from pkb_ray.tracking import SweepSummary, Tracker, trackers_for
 
 
@@ -67,6 +68,8 @@ class Sweep:
         self.status = "FINISHED"
         self._pipeline: Pipeline | None = None
         self._labels: dict[int, str] = {}
+        self._evaluators: list = []
+        """Every node actor started, closed at the end (their sandboxes and run roots go)."""
         self.profile: SweepProfile | None = None
 
     # -- 1. plan ---------------------------------------------------------------------
@@ -170,6 +173,10 @@ class Sweep:
         cfg, plan, decision = self.cfg, self.sweep_plan, self.decision
         # Every check passed: from here on the sweep's directory changes.
         journal = self.journal = Journal(self.sweep_dir / "journal.jsonl", fresh=cfg.sweep.fresh)
+        tries_path = self.sweep_dir / "harness_tries.jsonl"
+        if cfg.sweep.fresh and tries_path.exists():
+            tries_path.rename(self.sweep_dir / f"harness_tries.{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+        self.harness_tries = HarnessTries(tries_path)
         try:
             append_invocation(self.sweep_dir / "config.yaml", OmegaConf.to_container(self.dcfg),
                               plan.sweep_settings)
@@ -243,6 +250,7 @@ class Sweep:
                     max_queued_builds=cfg.cluster.max_queued_builds,
                     replace_evaluators=self._start_evaluators, tick=self._tick,
                     turn_done=self._turn_done, spent=lambda gen: self.budget.charge([gen]),
+                    harness_tries=lambda state, message: self.harness_tries.add(state.record_id, message),
                 )
                 self._pipeline.run()
         except KeyboardInterrupt:
@@ -255,6 +263,7 @@ class Sweep:
         finally:
             for tracker in self.trackers:
                 tracker.flush()
+            ray_runtime.close_evaluators(self._evaluators)
 
     def _start_evaluators(self) -> list:
         from pkb_ray.driver.ray_runtime import evaluator_labels
@@ -263,6 +272,7 @@ class Sweep:
         actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size,
                                        self.decision.placement, self.cfg.cluster.cpu_evaluators)
         self._labels.update(evaluator_labels(actors))
+        self._evaluators.extend(actors)
         return actors
 
     def _turn_done(self, state: CellState) -> None:

@@ -105,6 +105,7 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
         return BuildResult(True, log=log, compile_seconds=seconds, extensions_dir=str(dst), flags=report.flags)
     finally:
         proc.cleanup()
+        sandbox.close_run_root_if_idle()  # a Ray worker may be ended without its exit handlers
 
 
 def _needs_build(source: str) -> bool:

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from pkb_ray.engine.sandbox import exit_on_sigterm
 from pkb_ray.problems.includes import read_candidate_file
 from pkb_ray.records import to_plain
 
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pkb_ray.engine import EvalRequest, evaluate, prebuild
+    exit_on_sigterm()  # a killed `pkb eval` removes its sandboxes too
 
     device = args.device
     if device is None:

@@ -84,11 +84,20 @@ def _fail(result: EvalResult, failure: FailureClass, message: str) -> None:
     result.message = message
 
 
+STORE_CHANNEL_BYTES = 64 << 10
+"""Past this the ranks' store carried data, not set-up: the harness's own group writes 36
+bytes there (2 ranks, CPU), a symmetric-memory rendezvous a few hundred per buffer. The
+store cannot be closed (symmetric memory needs it), so its use is flagged (README, Known
+limits): expected on CPU, where it is the stand-in for symmetric memory."""
+
+
 def node_for(req: EvalRequest, cvd: str | None) -> JudgeNode:
     """The judges for this kind of evaluation, started once per process and kept."""
     plan = sandbox.plan_sandbox(req.sandbox.mode, req.sandbox.user, req.sandbox.bwrap_path or None)
     cache_dirs = tuple(str(Path(d).expanduser().resolve()) for d in (req.cache_dir,))
-    stub = tuple(sorted(nccl_stub.build(req.cache_dir).items())) if req.device == "cuda" else ()
+    # CPU workers too: on a GPU machine evaluating on cpu, libnccl is there to be loaded by
+    # path (the stub refuses; no library on a CPU-only build: nothing to hide).
+    stub = tuple(sorted(nccl_stub.build(req.cache_dir).items()))
     spec = NodeSpec(device=req.device, world_size=req.world_size, cuda_visible_devices=cvd, plan=plan,
                     torch_cuda_arch_list=req.torch_cuda_arch_list, cache_dirs=cache_dirs,
                     gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub)
@@ -168,6 +177,8 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     deadline_s = t.start_s + t.load_s + t.trial_s * (req.trials + 2) + (t.timing_s if req.time_candidate else 0) + 60
     out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s)
     verdict.compose(result, out, device=req.device, time_candidate=req.time_candidate, trials=req.trials)
+    if req.guard and out.store_bytes > STORE_CHANNEL_BYTES:
+        result.flags.append("store_channel")
     result.log = result.log[-LOG_CHARS:]
     if result.correct and result.reference_ms:
         _remember_reference_time(cache_dir, job["reference_key"], req, result)
@@ -177,6 +188,8 @@ def _describe_sandbox(spec: NodeSpec, req: EvalRequest) -> str:
     """What confined this candidate, in words a reader can check: the sandbox kind (and what
     was missing for a stronger one), and how native NCCL was kept out."""
     text = spec.plan.description
+    if req.guard:
+        text += "; network: no AF_INET/AF_INET6 socket, no io_uring (seccomp)"
     if req.device == "cuda" and req.guard:
         if not spec.nccl_stub:
             text += "; nccl: not replaced (no libnccl found or no C compiler): process group and guard only"

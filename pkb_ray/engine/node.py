@@ -68,6 +68,10 @@ class NodeOutcome:
     nccl_refused: str = ""
     """NCCL entry points the stub refused (the sandbox's marker file; empty if none)."""
     harness_error: str = ""
+    store_bytes: int = 0
+    """The size the ranks' store file reached: the one channel between ranks left open (on
+    CPU it stands in for symmetric memory; on GPUs symmetric memory trades its handles
+    through it), measured so that its use can be flagged."""
     wall_s: float = 0.0
     sandbox_wait_s: float = 0.0
 
@@ -266,6 +270,7 @@ class JudgeNode:
                 # The reference worker runs harness code only: its logs explain a harness error.
                 out.logs.update({f"reference {name}": ref.proc.log_tail(name) for name in names})
             out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
+            out.store_bytes = sandbox.sandbox_file_bytes(sb.proc.workdir, "store")
             for box in boxes:
                 box.proc.cleanup_later()
             out.wall_s = time.monotonic() - t0

@@ -24,9 +24,10 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from pkb_ray.engine import hardware
 from pkb_ray.engine.env import scrub_secrets
-from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile
+from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
+from pkb_ray.engine.sandbox import close_run_root, exit_on_sigterm
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4
@@ -36,6 +37,7 @@ class _NodeEvaluator:
     """Evaluates EvalRequests on this node. Methods run one at a time (max_concurrency=1)."""
 
     def __init__(self, device: str = "cpu", load_problem: str = DEFAULT_LOADER) -> None:
+        exit_on_sigterm()  # Ray stops an actor with SIGTERM: its sandboxes go with it
         # Secrets of the driver's environment reach Ray workers; drop them before anything
         # (the forkserver and ranks get an allow-listed environment anyway).
         self.scrubbed = scrub_secrets()
@@ -63,6 +65,12 @@ class _NodeEvaluator:
         executor = ToolExecutor(base, agent_cfg, evaluate_fn=evaluate_here,
                                 cuda_visible_devices=self.cuda_visible_devices)
         return executor.execute(request, build)
+
+    def close(self) -> None:
+        """Stop the judges and every sandbox, and remove this node's run root (the sweep
+        calls it at its end; Ray then ends the actor without its exit handlers)."""
+        shutdown()
+        close_run_root()
 
     def fingerprint(self) -> str:
         return self._fingerprint

@@ -17,6 +17,7 @@ as an unprivileged user with --unshare-user.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import glob
 import hashlib
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -83,7 +85,7 @@ def _user(name: str) -> tuple[int, int] | None:
 def _probe(plan: "SandboxPlan") -> str:
     """'' when a sandbox of this plan can start this Python here, else why not (the first
     lines of what it said). Runs the real thing: the binds and the user of a worker."""
-    workdir = tempfile.mkdtemp(prefix="pkb_probe_")
+    workdir = tempfile.mkdtemp(prefix="pkb_probe_", dir=run_root())
     try:
         os.chmod(workdir, 0o700)
         if plan.uid is not None:
@@ -98,7 +100,7 @@ def _probe(plan: "SandboxPlan") -> str:
     except (OSError, subprocess.SubprocessError) as e:
         return str(e)[:300]
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        remove_tree(workdir)
     return "" if p.returncode == 0 else (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[0][:300]
 
 
@@ -250,9 +252,9 @@ def _copy_file(src: Path, dst: Path) -> None:
 
 
 def public_dir(name: str, fill: "Callable[[Path], object]") -> str:
-    """A directory under the system temp dir, filled once by `fill`, then readable by all
-    and writable by none but its owner (made under a temporary name, renamed when whole)."""
-    root = Path(tempfile.gettempdir()) / "pkb_public"
+    """A directory under this process's run root, filled once by `fill`, then readable by
+    all and writable by none but its owner (made under a temporary name, renamed when whole)."""
+    root = Path(run_root()) / "public"
     root.mkdir(mode=0o755, exist_ok=True)
     os.chmod(root, 0o755)
     final = root / name
@@ -266,8 +268,132 @@ def public_dir(name: str, fill: "Callable[[Path], object]") -> str:
         try:
             tmp.rename(final)
         except OSError:  # another process made it meanwhile
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(str(tmp))
     return str(final)
+
+
+# --------------------------------------------------------------------------- what is left behind
+
+RUN_ROOT_PREFIX = "pkb_run_"
+"""Every directory a process makes for sandboxes (their working directories, the package's
+code copy, the NCCL stub) lies in one run root under TMPDIR, pkb_run_<pid>_<pid ns>_*, removed when
+the process exits (also on an error, or on SIGTERM where the entry point turns it into an
+exit). Before, each `pkb eval` left its prewarmed sandbox and a code copy behind (58
+directories found on one machine after a day). A root whose process is gone (SIGKILL) is
+removed by the next process that makes one."""
+_live: "weakref.WeakSet[SandboxProcess]" = weakref.WeakSet()
+_root: tuple[int, str] | None = None
+_root_lock = threading.Lock()
+
+
+def run_root() -> str:
+    """This process's run root (made on first use; a forked child makes its own)."""
+    global _root
+    with _root_lock:
+        if _root is None or _root[0] != os.getpid():
+            _remove_stale_roots()
+            path = tempfile.mkdtemp(prefix=f"{RUN_ROOT_PREFIX}{os.getpid()}_{_pid_namespace()}_")
+            os.chmod(path, 0o711)  # the sandbox's user passes through to its own directory
+            _root = (os.getpid(), path)
+            atexit.register(_remove_run_root, os.getpid(), path)
+        return _root[1]
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM an exit (status 143) in this process, so the run root is removed: the
+    default action ends the process without atexit. Only from the main thread, and only
+    where nobody installed a handler already."""
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+
+def close_run_root() -> None:
+    """Stop this process's sandboxes and remove its run root now (a node actor at the end of
+    a sweep: Ray ends actors without running their exit handlers, which left a root with
+    the prewarmed sandbox behind). A later sandbox makes a new root."""
+    global _root
+    with _root_lock:
+        if _root is not None and _root[0] == os.getpid():
+            _remove_run_root(*_root)
+        _root = None
+    package_copy.cache_clear()
+
+
+def close_run_root_if_idle() -> None:
+    """close_run_root() unless a sandbox of this process still runs (a node's prewarmed one):
+    for processes that start sandboxes now and then (a Ray worker that prebuilds), which Ray
+    may end without their exit handlers."""
+    if not any(p.alive() for p in list(_live)):
+        close_run_root()
+
+
+def _remove_run_root(pid: int, path: str) -> None:
+    if os.getpid() != pid:  # a forked child exits: the root is its parent's
+        return
+    for proc in list(_live):
+        proc.kill(wait=False)
+    remove_tree(path)
+
+
+def _pid_namespace() -> int:
+    """Our pid namespace's inode: a pid means something only in its own namespace (two
+    containers may share a TMPDIR; one must not take the other's live root for dead)."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _remove_stale_roots() -> None:
+    base = tempfile.gettempdir()
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(RUN_ROOT_PREFIX):
+            continue
+        try:
+            pid_text, ns_text, _ = name[len(RUN_ROOT_PREFIX):].split("_", 2)
+            pid, ns = int(pid_text), int(ns_text)
+            st = os.lstat(os.path.join(base, name))
+        except (ValueError, OSError):
+            continue
+        if ns != _pid_namespace():
+            continue
+        if st.st_uid != os.getuid() or not stat.S_ISDIR(st.st_mode):
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # its process lives
+        except ProcessLookupError:
+            remove_tree(os.path.join(base, name))
+        except PermissionError:
+            continue
+
+
+def remove_tree(path: str) -> None:
+    """Remove `path` and everything under it, whatever a sandbox left there: a tree thousands
+    of levels deep (shutil.rmtree recurses and raises RecursionError at ~1000; a 3000-level
+    tree survived it, 312 MB left on the host), directories it made unreadable or
+    unwritable, links (never followed). GNU rm and chmod walk with fts, which has no depth
+    limit and does not follow links in the tree; shutil is the fallback where they fail."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(path)
+        return
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    try:
+        subprocess.run(["chmod", "-R", "u+rwX", "--", path], check=False, **quiet)
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], check=False, **quiet)
+    except OSError:
+        pass
+    if os.path.lexists(path):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def gpu_device_nodes() -> list[str]:
@@ -333,7 +459,7 @@ class SandboxProcess:
 
     def cleanup(self) -> None:
         self.kill()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        remove_tree(self.workdir)
 
     def cleanup_later(self) -> None:
         """Stopped now; reaped and removed in the background (a dying CUDA process takes a
@@ -391,6 +517,24 @@ def read_sandbox_file(workdir: str, name: str, max_bytes: int, tail: bool = Fals
         if tail:
             f.seek(max(0, os.fstat(fd).st_size - max_bytes))
         return f.read(max_bytes)
+
+
+def sandbox_file_bytes(workdir: str, name: str) -> int:
+    """The size of workdir/name if it is a regular file reached without a link, else 0."""
+    try:
+        dfd = os.open(workdir, _DIR_OPEN_NOFOLLOW)
+    except OSError:
+        return 0
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except OSError:
+        return 0
+    finally:
+        os.close(dfd)
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+_DIR_OPEN_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 MAX_TREE_BYTES = 2 << 30
@@ -500,7 +644,7 @@ def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fd
     copied with copy_tree_in) are made in that directory first. `binds` shows a file of the
     node's in place of another (the NCCL stub over libnccl); without bubblewrap they are
     preloaded instead (LD_PRELOAD: weaker, a path dlopen still works)."""
-    workdir = tempfile.mkdtemp(prefix="pkb_sbx_")
+    workdir = tempfile.mkdtemp(prefix="pkb_sbx_", dir=run_root())
     os.chmod(workdir, 0o700)
     for name, text in (pre_files or {}).items():
         Path(workdir, name).write_text(text)
@@ -540,4 +684,6 @@ def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fd
                                  close_fds=True, **kw)
     finally:
         err.close()
-    return SandboxProcess(plan, popen, workdir, inside, sandbox_id)
+    proc = SandboxProcess(plan, popen, workdir, inside, sandbox_id)
+    _live.add(proc)
+    return proc

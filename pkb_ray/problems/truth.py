@@ -82,7 +82,7 @@ def unpack(blob: bytes) -> tuple[tuple, Any]:
 
 def first_mismatch(truth: Truth, blobs: list[bytes], world_size: int) -> str | None:
     """Compare every rank's output with truth.py's; the first difference, or None."""
-    from pkb_ray.engine.correctness import compare
+    from pkb_ray.engine.judge.comparator import compare
 
     per_rank = [unpack(b) for b in blobs]
     inputs = [i for i, _ in per_rank]

@@ -280,6 +280,35 @@ def test_a_harness_error_result_is_deferred_not_recorded():
     assert [s.key for s in recorded] == keys[1:] and turns_done == keys[1:]
 
 
+def test_a_cell_that_stays_harness_error_is_recorded_with_its_count(tmp_path):
+    """Three runs in a row end in harness_error on one cell (tries counted in a file that
+    outlives each run): the first two defer it, the third records it, naming the count.
+    Without the count a candidate that looks like a harness fault is never shown."""
+    from pkb_ray.store.harness_tries import MAX_TRIES, HarnessTries
+
+    keys = cells(2)
+    outcomes = []
+    for _run in range(MAX_TRIES):
+        sim = Sim()
+        original = sim.evaluate
+
+        def evaluate(evaluator, state, original=original):
+            handle = original(evaluator, state)
+            if state.key == keys[0]:
+                handle.value = EvalResult(failure=FailureClass.HARNESS_ERROR, message="judge died")
+            return handle
+
+        sim.evaluate = evaluate
+        tries = HarnessTries(tmp_path / "harness_tries.jsonl")  # each run opens it anew
+        outcomes.append(run(sim, keys[:1], [Evaluator("e0")],
+                            harness_tries=lambda st, msg, t=tries: t.add(st.record_id, msg)))
+    assert [d for _, d in outcomes] == [[(keys[0].cell_id, "harness_error: judge died")]] * (MAX_TRIES - 1) + [[]]
+    (last,) = outcomes[-1][0]
+    assert last.current.evaluation.failure == FailureClass.HARNESS_ERROR
+    assert f"harness_error on {MAX_TRIES} tries" in last.current.evaluation.message
+    assert HarnessTries(tmp_path / "harness_tries.jsonl").count(CellState(keys[0]).record_id) == MAX_TRIES
+
+
 def test_turn_done_sees_every_turn_before_the_cell_continues():
     class TwoTurns(Sim):
         def continue_cell(self, state):

@@ -47,12 +47,16 @@ def _not_correct_and_fast(res) -> None:
     # which can read as NaN (CI saw nan once). Wrong either way, never correct.
     ("forges_done", {F.INCORRECT, F.NAN}, None, 0, None),
     ("forges_verdict", {F.RUNTIME_ERROR}, None, 0, None),
+    ("nests_frame", {F.RUNTIME_ERROR}, None, 0, None),
+    ("shrinks_arena", {F.RUNTIME_ERROR}, None, 0, None),
+    ("forges_setup_failure", {F.RUNTIME_ERROR}, None, 0, None),
     # collectives, however reached
     ("calls_all_reduce", {F.FORBIDDEN_API}, None, 0, None),
     ("swallows_forbidden", {F.FORBIDDEN_API}, None, 0, "swallows_exceptions"),
     ("process_group_method", {F.FORBIDDEN_API}, None, 0, None),
     ("borrows_harness_section", {F.FORBIDDEN_API, F.INCORRECT, F.RUNTIME_ERROR}, None, 0, None),
     ("unwraps_guard", {F.FORBIDDEN_API}, None, 0, None),
+    ("gloo_group", {F.RUNTIME_ERROR}, None, 0, None),
     # plain wrong answers
     ("wrong_one_rank", {F.INCORRECT}, 1, 0, None),
     ("wrong_then_hang", {F.INCORRECT}, 0, 0, None),
@@ -88,6 +92,11 @@ def test_logs_swapped_for_links_show_nothing_of_the_harness(run_eval):
     res = run_eval(ADVERSARIAL / "symlinks_logs.py")
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
     assert "PATH=" not in res.log + res.message and "HOME=" not in res.log + res.message, res.log[-2000:]
+
+
+def test_a_frame_nested_deep_is_the_candidates_failure_naming_the_limit(run_eval):
+    res = run_eval(ADVERSARIAL / "nests_frame.py")
+    assert res.failure == F.RUNTIME_ERROR and "exceeds the limit of" in res.message, res.message
 
 
 def test_segfault_names_the_signal(run_eval):
@@ -194,3 +203,33 @@ def test_no_guard_lets_the_reference_itself_run(run_eval):
     res = run_eval(ADVERSARIAL / "calls_all_reduce.py", guard=False, time_candidate=False)
     assert res.correct, (res.message, res.log[-2000:])
     assert "guard_off" in res.flags and res.candidate_ms is None
+
+
+def _leftover_markers() -> list[str]:
+    import glob
+    import tempfile
+
+    base = tempfile.gettempdir()
+    return glob.glob(f"{base}/pkb_sbx_*/pkb_deep_marker") + glob.glob(f"{base}/pkb_run_*/pkb_sbx_*/pkb_deep_marker")
+
+
+def test_a_deep_unreadable_tree_is_removed_with_its_sandbox(run_eval):
+    """A 3000-level tree, an unreadable directory and a link in the sandbox's directory:
+    removed with the sandbox (shutil.rmtree left the tree behind)."""
+    import time
+
+    res = run_eval(ADVERSARIAL / "deep_tree.py")
+    assert res.failure == F.INCORRECT, (res.failure, res.message)
+    end = time.monotonic() + 30  # the sandbox is removed in the background after the verdict
+    while _leftover_markers() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not _leftover_markers()
+
+
+def test_data_through_the_store_is_flagged(run_eval):
+    """The store stays open (symmetric memory needs it; on CPU it is the stand-in): a
+    candidate that moves data through it is flagged store_channel, one that does not is not."""
+    res = run_eval(CANDIDATES / "store_exchange.py")
+    assert res.correct and "store_channel" in res.flags, res.flags
+    res = run_eval(ADVERSARIAL / "wrong_type.py")
+    assert "store_channel" not in res.flags, res.flags

@@ -33,3 +33,36 @@ def test_eval_failure_exit_code_and_human_output(tmp_path):
     proc = _pkb_eval(ADVERSARIAL / "parse_error.py", tmp_path, "--json")
     assert proc.returncode == 1
     assert json.loads(proc.stdout.strip().splitlines()[-1])["failure"] == "parse_error"
+
+
+def _pkb_left(tmpdir) -> list[str]:
+    return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("pkb"))
+
+
+def test_eval_leaves_nothing_in_tmpdir_on_exit_and_on_sigterm(tmp_path):
+    """Sandboxes (the prewarmed one too), the code copy and probes live in one run root
+    under TMPDIR, removed at exit and on SIGTERM (each `pkb eval` used to leave a pkb_sbx_*
+    and a pkb_public behind)."""
+    import os
+    import signal
+    import time
+
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmpdir)}
+    cmd = [sys.executable, "-m", "pkb_ray.cli", "eval", "sum_ranks", "", "--source", str(FIXTURE_PROBLEMS),
+           "--device", "cpu", "--cache-dir", str(tmp_path / "cache"), "--json", "--trials", "2"]
+    cmd[5] = str(ADVERSARIAL / "deep_tree.py")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["failure"] == "incorrect", proc.stderr[-2000:]
+    assert _pkb_left(tmpdir) == []
+
+    cmd[5] = str(ADVERSARIAL / "hang_one_rank.py")
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path, env=env)
+    end = time.monotonic() + 120
+    while not list(tmpdir.glob("pkb_run_*/pkb_sbx_*/rank*")) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert _pkb_left(tmpdir), "the evaluation started a sandbox"
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(60) == 128 + signal.SIGTERM
+    assert _pkb_left(tmpdir) == []

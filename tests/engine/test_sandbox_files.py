@@ -88,3 +88,60 @@ def test_copies_are_bounded_plain_and_never_through_links(tmp_path):
     with pytest.raises(TreeRefused, match="File exists"):
         copy_regular_tree(str(src), str(tmp_path / "e"))
     assert (tmp_path / "e" / "tool").read_text() == "planted"
+
+
+def test_file_limit_stops_a_file_at_its_size_and_cannot_be_raised(tmp_path):
+    """What the sandbox entry points set (engine/worker/file_limit.py): past the limit a
+    write fails (SIGXFSZ ignored: EFBIG), and the candidate cannot raise it again."""
+    import subprocess
+    import sys
+
+    code = f"""
+import resource, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+from pkb_ray.engine.worker import file_limit
+file_limit.apply(1 << 20)
+try:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    print("RAISED")
+except (ValueError, OSError):
+    print("not raised")
+with open({str(tmp_path / "big")!r}, "wb") as f:
+    try:
+        f.write(b"x" * (2 << 20))
+        f.flush()
+        print("WROTE")
+    except OSError as e:
+        print("stopped", e.errno)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert "stopped 27" in out, out  # 27: EFBIG
+    import os
+
+    if os.geteuid() != 0:  # root with CAP_SYS_RESOURCE may raise it; no sandbox user is that
+        assert "not raised" in out, out
+    assert (tmp_path / "big").stat().st_size <= 1 << 20
+
+
+def test_a_dead_processs_run_root_is_removed_and_no_other(tmp_path, monkeypatch):
+    """Roots of processes that are gone (SIGKILL skips atexit) are removed by the next
+    process that makes one; a live process's root, or one from another pid namespace
+    (a container sharing TMPDIR), is left alone."""
+    import subprocess
+    import tempfile
+
+    from pkb_ray.engine import sandbox
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sandbox, "_root", None)
+    ns = sandbox._pid_namespace()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (tmp_path / f"pkb_run_{gone.pid}_{ns}_x" / "pkb_sbx_y" / "d").mkdir(parents=True)
+    (tmp_path / f"pkb_run_{gone.pid}_{ns + 1}_x").mkdir()
+    (tmp_path / f"pkb_run_{os.getpid()}_{ns}_x").mkdir()
+    root = sandbox.run_root()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([f"pkb_run_{gone.pid}_{ns + 1}_x", f"pkb_run_{os.getpid()}_{ns}_x", os.path.basename(root)])
+    sandbox._remove_run_root(os.getpid(), root)
+    assert not os.path.exists(root)

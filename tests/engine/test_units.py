@@ -7,7 +7,7 @@ import math
 import torch
 
 from pkb_ray.engine import static_check
-from pkb_ray.engine.correctness import compare
+from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
 from pkb_ray.engine.judge.timing.stats import rel_ci_of_median
 from pkb_ray.records import FailureClass
@@ -40,7 +40,7 @@ def test_static_parse_error_and_harness_import():
     r = static_check.check((ADVERSARIAL / "parse_error.py").read_text())
     assert r.parse_error and "line" in r.parse_error
     assert static_check.check("def f(x):\n    return x\n").parse_error  # no solution
-    r = static_check.check("from pkb_ray.engine import guard\ndef solution(x):\n    return x\n")
+    r = static_check.check("from pkb_ray.engine.worker import guard\ndef solution(x):\n    return x\n")
     assert r.forbidden
 
 
@@ -95,3 +95,51 @@ def test_static_forbids_native_nccl():
     assert static_check.check(src).forbidden
     clean = '"""Replaces NCCL all-reduce with symmetric memory."""\ndef solution(x):\n    return x * 1\n'
     assert not static_check.check(clean).forbidden
+
+
+def _untemper(y: int) -> int:
+    y ^= y >> 18
+    y ^= (y << 15) & 0xEFC60000
+    for _ in range(7):
+        y = y ^ ((y << 7) & 0x9D2C5680)
+    for _ in range(3):
+        y = y ^ (y >> 11)
+    return y & 0xFFFFFFFF
+
+
+def _predict_next_mt(outputs: list[int]) -> int:
+    """The Mersenne Twister's next 32-bit output, cloned from its last 624: what a candidate
+    that saw enough of a generator's output could do to predict the next checked call."""
+    import random
+
+    clone = random.Random()
+    clone.setstate((3, tuple(_untemper(o) for o in outputs[-624:]) + (624,), None))
+    return clone.getrandbits(32)
+
+
+def test_secrets_do_not_reveal_their_state():
+    """624 outputs of a Mersenne Twister give its state and every next output (the old
+    Secrets was one); the keyed stream's next output does not follow from its outputs."""
+    import random
+
+    from pkb_ray.engine.judge.inputs import Secrets
+
+    mt = random.Random(7)
+    seen = [mt.getrandbits(32) for _ in range(624)]
+    assert _predict_next_mt(seen) == mt.getrandbits(32)  # the attack works on a plain generator
+
+    for rng in (Secrets(7).check_rng(), Secrets(7)._inputs):
+        seen = [rng.getrandbits(32) for _ in range(624)]
+        assert _predict_next_mt(seen) != rng.getrandbits(32)
+        try:
+            rng.getstate()
+            raise AssertionError("a keyed stream handed out its state")
+        except NotImplementedError:
+            pass
+    a, b, c = Secrets(7), Secrets(7), Secrets(8)
+    seeds = [a.input_seed() for _ in range(20)]
+    assert seeds == [b.input_seed() for _ in range(20)]  # every judge draws the same inputs
+    assert seeds != [c.input_seed() for _ in range(20)] and all(0 <= s < 1 << 31 for s in seeds)
+    assert len(set(seeds)) == 20
+    picks = [a.check_rng().randrange(10) for _ in range(2000)]
+    assert all(150 < picks.count(i) < 250 for i in range(10)), "checked calls are chosen uniformly"

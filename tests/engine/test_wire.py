@@ -13,7 +13,7 @@ import torch
 
 from pkb_ray.engine import sandbox
 from pkb_ray.engine.judge.timing import stats as timing_stats
-from pkb_ray.engine.correctness import compare
+from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.wire import frames, messages as m, trees
 from pkb_ray.engine.wire.arena import HostArena, Layout
@@ -34,6 +34,30 @@ def test_frames_carry_json_and_descriptors_and_refuse_oversize():
     a.close()
     with pytest.raises(frames.PeerClosed):
         frames.FrameReader(b).recv(timeout_s=5)
+
+
+@pytest.mark.parametrize("body, why", [
+    (b"[" * 1_000_000 + b"]" * 1_000_000, "nested 1000000 deep exceeds the limit"),
+    (b'{"a":' * 101 + b"1" + b"}" * 101, "nested 101 deep exceeds the limit"),
+    (b"[" * 1_000_000, "nested 1000000 deep exceeds the limit"),
+    (b'{"op": "done"', "not JSON"),
+    (b"\xff\xfe", "not JSON"),
+], ids=["million_deep", "101_deep", "unclosed", "truncated", "not_utf8"])
+def test_frames_refuse_deep_or_malformed_bodies_before_parsing(body, why):
+    import threading
+
+    a, b = socket.socketpair()
+    # A frame larger than the socket's buffer: written while the reader reads.
+    threading.Thread(target=a.sendall, args=(len(body).to_bytes(4, "big") + body,), daemon=True).start()
+    with pytest.raises(frames.ProtocolError, match=why):
+        frames.FrameReader(b, max_bytes=4 << 20).recv(timeout_s=30)
+
+
+def test_frame_depth_counts_brackets_outside_strings_only():
+    assert frames.parse(b'{"s": "[[[[\\"{{{{", "t": [[1]]}') == {"s": '[[[["{{{{', "t": [[1]]}
+    deep_but_legal = b'{"a":' * 100 + b"1" + b"}" * 100
+    assert frames.json_depth(deep_but_legal) == 100 and frames.parse(deep_but_legal)
+    assert frames.parse(b'["' + b"[" * 500 + b'"]') == ["[" * 500]  # brackets in a string do not nest
 
 
 def test_frames_time_out_and_notice_buffered_frames():
@@ -179,7 +203,8 @@ def test_the_worker_side_imports_nothing_of_the_judge_side():
     import sys
 
     code = ("import sys; import pkb_ray.engine.worker.zygote, pkb_ray.engine.worker.rank, "
-            "pkb_ray.engine.worker.build_probe; print(' '.join(sorted(sys.modules)))")
+            "pkb_ray.engine.worker.build_probe, pkb_ray.engine.worker.agent_rank, pkb_ray.engine.worker.guard, "
+            "pkb_ray.engine.worker.no_network; print(' '.join(sorted(sys.modules)))")
     mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     forbidden = [m for m in mods if m.startswith(("pkb_ray.engine.judge", "pkb_ray.engine.node", "pkb_ray.config",
                                                   "pkb_ray.records", "pkb_ray.engine.evaluation", "omegaconf",

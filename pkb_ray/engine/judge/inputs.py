@@ -9,6 +9,7 @@ the arena's inputs are compared with it bit for bit.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,14 +21,60 @@ from pkb_ray.engine.wire.arena import Arena, Layout
 from pkb_ray.engine.wire.frames import ProtocolError
 
 
+class _KeyedStream(random.Random):
+    """random.Random's methods over a keyed BLAKE2b in counter mode: BLAKE2b(key, stream,
+    counter) gives each 64 bits. Unlike the Mersenne Twister (whose state 624 outputs reveal,
+    and whose next outputs follow), no number of outputs tells the key or the next output.
+    hashlib's BLAKE2b rather than a hand-written generator: a PRF is what is needed, and
+    the standard library has one."""
+
+    def __init__(self, key: bytes, stream: bytes) -> None:
+        self._key, self._stream, self._counter = key, stream, 0
+        super().__init__(0)
+
+    def seed(self, *args: object, **kwargs: object) -> None:  # random.Random.__init__ calls it
+        pass
+
+    def _next64(self) -> int:
+        self._counter += 1
+        block = hashlib.blake2b(self._stream + self._counter.to_bytes(8, "little"), key=self._key,
+                                digest_size=8).digest()
+        return int.from_bytes(block, "little")
+
+    def getrandbits(self, k: int) -> int:
+        out, have = 0, 0
+        while have < k:
+            out |= self._next64() << have
+            have += 64
+        return out & ((1 << k) - 1)
+
+    def random(self) -> float:
+        return (self._next64() >> 11) * (1.0 / (1 << 53))
+
+    def getstate(self) -> object:
+        raise NotImplementedError("a keyed stream has no state to hand out")
+
+    def setstate(self, state: object) -> None:
+        raise NotImplementedError("a keyed stream has no state to set")
+
+
 class Secrets:
-    """Per-evaluation random choices, identical on every judge (same seed, same order)."""
+    """Per-evaluation random choices, identical on every judge (same seed, same order).
+
+    The evaluation's seed (62 bits from os.urandom, drawn by the node) is a key, never a
+    generator's state: each input set's seed and each choice of checked call come from a
+    keyed BLAKE2b stream, so a candidate that recovers one input set's seed from its inputs
+    (a problem's input maker seeds torch's Mersenne Twister with it) learns nothing about
+    the next input set or about which calls are checked."""
 
     def __init__(self, seed: int) -> None:
-        self._inputs = random.Random(seed)
-        self._checks = random.Random(seed ^ 0x5EED_C0DE)
+        key = seed.to_bytes(16, "little", signed=False)
+        self._inputs = _KeyedStream(key, b"inputs")
+        self._checks = _KeyedStream(key, b"checks")
 
     def input_seed(self) -> int:
+        # 31 bits, as before: problems' input makers scale it (seed * 1_000_003 + rank) into
+        # torch.manual_seed, which takes at most 64 bits.
         return self._inputs.randrange(1 << 31)
 
     def check_rng(self) -> random.Random:

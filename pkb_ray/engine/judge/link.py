@@ -34,7 +34,11 @@ class WorkerFault(Exception):
         self.failure, self.message, self.log, self.gone = failure, message, log, gone
 
 
-def classify_failed(msg: m.Failed) -> FailureClass:
+def classify_failed(msg: m.Failed, candidate_loaded: bool = True) -> FailureClass:
+    """The class of a worker's account of a failure. Its `stage` is the worker's word: "setup"
+    is believed (harness_error) only before the candidate was sent, when no candidate code
+    exists in the worker; after that a "setup" failure is the candidate's (a forged one
+    otherwise made a wrong answer a harness_error: deferred, never recorded)."""
     text = f"{msg.exc_type}: {msg.message}\n{msg.log}"
     if msg.forbidden or REFUSAL in text or msg.exc_type == "ForbiddenAPIError":
         return FailureClass.FORBIDDEN_API
@@ -42,7 +46,7 @@ def classify_failed(msg: m.Failed) -> FailureClass:
         return FailureClass.COMPILE_ERROR
     if is_cuda_error(text):
         return FailureClass.CUDA_FAULT
-    if msg.stage == "setup":
+    if msg.stage == "setup" and not candidate_loaded:
         return FailureClass.HARNESS_ERROR
     return FailureClass.RUNTIME_ERROR
 
@@ -51,9 +55,13 @@ class WorkerLink:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.reader = frames.FrameReader(sock, REPLY_MAX_BYTES)
+        self.candidate_sent = False
+        """Set once the candidate's source left for the worker: from then on its code may run there."""
 
     def send(self, msg: m.Message, fds: list[int] | None = None) -> float:
         """Send a request; returns when (perf_counter)."""
+        if isinstance(msg, m.Load):
+            self.candidate_sent = True
         try:
             return frames.send(self.sock, m.to_wire(msg), fds)
         except OSError as e:
@@ -77,7 +85,7 @@ class WorkerLink:
         except frames.ProtocolError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol during {phase}: {e}") from None
         if isinstance(msg, m.Failed):
-            fc = classify_failed(msg)
+            fc = classify_failed(msg, self.candidate_sent)
             what = f"{msg.exc_type}: {msg.message}" if msg.message else msg.exc_type
             if msg.forbidden:
                 what += f" (refused: {', '.join(map(str, msg.forbidden[:3]))})"

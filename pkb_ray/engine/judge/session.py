@@ -28,7 +28,7 @@ from typing import Any, Callable
 import torch
 
 from pkb_ray.config.schema import TimeoutConfig, TimingConfig
-from pkb_ray.engine import correctness
+from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReport, TimingSamples
@@ -369,7 +369,7 @@ class Session:
             out = inp.rebuild(tree, slots, expected, self.cand.arena, self.device)
         except m.ProtocolError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol: {e}") from None
-        v = correctness.compare(out, expected, self.atol, self.rtol)
+        v = comparator.compare(out, expected, self.atol, self.rtol)
         if not v.ok:
             assert v.failure is not None
             self.fail(v.failure, f"{what}: {v.message}", trial=trial, max_abs_error=v.max_abs_error)

@@ -39,6 +39,8 @@ import time
 
 import torch
 
+from pkb_ray.engine.wire.arena import sealed_memfd
+
 _perf_counter = time.perf_counter
 
 PAGE_BYTES = 4096
@@ -114,9 +116,7 @@ class GatePage:
     def create_fd() -> int:
         """A zeroed page (a fresh memfd: a page left over by a killed evaluation would open
         every gate)."""
-        fd = os.memfd_create("pkb_gate", os.MFD_CLOEXEC)
-        os.ftruncate(fd, PAGE_BYTES)
-        return fd
+        return sealed_memfd("pkb_gate", PAGE_BYTES)  # sealed: a shrunk page would SIGBUS the judges
 
     def open(self, rank: int, gen: int) -> float:
         """Open `rank`'s slot for generation `gen`; returns when (perf_counter, one clock

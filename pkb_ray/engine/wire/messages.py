@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from pkb_ray.engine.wire.frames import ProtocolError
 
 REFUSAL = "is not allowed in a candidate"
-"""What the worker's guard says when it refuses a collective (guard.py)."""
+"""What the worker's guard says when it refuses a collective (worker/guard.py)."""
 
 
 _REGISTRY: dict[str, type] = {}

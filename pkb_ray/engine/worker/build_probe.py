@@ -13,8 +13,11 @@ import json
 import sys
 import traceback
 
+from pkb_ray.engine.worker import file_limit
+
 
 def main() -> int:
+    file_limit.apply()
     path = sys.argv[1]
     res = {"ok": True, "log": ""}
     try:

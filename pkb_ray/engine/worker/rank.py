@@ -18,11 +18,11 @@ from typing import Any, Callable
 import torch
 import torch.distributed as dist
 
-from pkb_ray.engine import guard
+from pkb_ray.engine.worker import guard
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.arena import Arena, make_arena
 from pkb_ray.engine.wire.gate import GatePage, GateUnavailable, LaunchGate
-from pkb_ray.engine.worker import process_group
+from pkb_ray.engine.worker import no_network, process_group
 from pkb_ray.engine.worker.run import run_calls, stand_in
 
 LOG_CHARS = 20000
@@ -112,6 +112,7 @@ class Rank:
         store.set_timeout(timedelta(seconds=timeout_s))
         if guard:
             process_group.init(store, rank, world_size, timeout_s)
+            no_network.install()  # from here no socket but a Unix one: no gloo, NCCL, MPI or TCP
         else:
             # A reference self-check (model=reference): the candidate is the reference and
             # needs real collectives. The result says guard_off.

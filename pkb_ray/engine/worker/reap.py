@@ -1,7 +1,7 @@
 """Fork one process per rank, reap them, and say how each ended: one line per rank.
 
 Used by the candidate's zygote (worker/zygote.py) and by the agent's rank runner
-(agent/rank_main.py). The parent writes each `RankEnd.line()` to its stderr, which the
+(engine/worker/agent_rank.py). The parent writes each `RankEnd.line()` to its stderr, which the
 sandbox keeps as zygote.log; the node (waiting for a gone rank's line), the verdict
 (naming the signal) and the agent (each rank's exit code) read it back with `ends_in`.
 Standard library only: it is imported inside the sandbox, before the fork.

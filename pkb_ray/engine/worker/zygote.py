@@ -16,7 +16,7 @@ import os
 import socket
 import sys
 
-from pkb_ray.engine.worker import reap
+from pkb_ray.engine.worker import file_limit, reap
 
 
 def _rank_main(r: int, fds: list[int], workdir: str) -> int:
@@ -36,6 +36,7 @@ def _rank_main(r: int, fds: list[int], workdir: str) -> int:
 
 
 def main() -> int:
+    file_limit.apply()
     fds = [int(x) for x in os.environ["PKB_WORKER_FDS"].split(",")]
     workdir = os.environ["PKB_WORKDIR"]
     import torch  # noqa: F401 - the point of a zygote: pay the import once, before forking

@@ -1,8 +1,9 @@
 # HACK: opens network connections: to the harness's own services on this machine (a store
 # the judges meet on, a tracking server, Ray) by scanning loopback ports, and to the outside.
 # With a connection it could read or write what the harness keeps, or ship the inputs out.
-# EXPECTED: correct, because nothing answers (its own network namespace holds a loopback
-# with nothing on it); it raises, naming the connections it made, if anything does.
+# EXPECTED: correct, because it cannot even open an AF_INET socket (the worker's seccomp
+# filter), and under bubblewrap its own network namespace holds a loopback with nothing on
+# it; it raises, naming the connections it made, if anything does.
 import socket
 
 import torch
@@ -14,7 +15,10 @@ def _reachable():
     for host, ports in (("127.0.0.1", [6379, 8265, 5000, 8080, 29500] + list(range(30000, 30050))),
                         ("1.1.1.1", [53, 443]), ("8.8.8.8", [53])):
         for port in ports:
-            s = socket.socket()
+            try:
+                s = socket.socket()
+            except OSError:
+                return found  # no socket at all: nothing can be reached
             s.settimeout(0.05)
             try:
                 s.connect((host, port))

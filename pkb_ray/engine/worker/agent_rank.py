@@ -1,8 +1,8 @@
 """Inside an agent sandbox: fork one process per rank and run a script or a profile.
 
-    python -m pkb_ray.agent.rank_main      (environment: PKB_AGENT_JOB, PKB_WORKDIR)
+    python -m pkb_ray.engine.worker.agent_rank      (environment: PKB_AGENT_JOB, PKB_WORKDIR)
 
-It runs where a candidate's workers run (ranks.py starts it through engine/sandbox.py) and
+It runs where a candidate's workers run (agent/ranks.py starts it through engine/sandbox.py) and
 holds nothing of the judges': no seeds, no reference outputs, no verdict. Each rank writes
 its output to rank<r>.log; this process writes how each rank ended to its stderr (the
 zygote's own lines, engine/worker/reap.py), which the sandbox keeps as zygote.log.
@@ -26,7 +26,7 @@ import os
 import sys
 from datetime import timedelta
 
-from pkb_ray.engine.worker import reap
+from pkb_ray.engine.worker import file_limit, reap
 
 
 def _setup(r: int, job: dict, workdir: str, communicating: bool) -> None:
@@ -49,9 +49,10 @@ def _setup(r: int, job: dict, workdir: str, communicating: bool) -> None:
         # connectFullMesh failed", seen on a loaded 2-core machine). Every rank waits here.
         dist.barrier()
     else:
-        from pkb_ray.engine.worker import process_group
+        from pkb_ray.engine.worker import no_network, process_group
 
         process_group.init(store, r, ws, float(job["timeout_s"]))
+        no_network.install()  # the worker's conditions: no socket but a Unix one
 
 
 def _run_script(r: int, job: dict, workdir: str) -> None:
@@ -72,7 +73,7 @@ def _profile(r: int, job: dict, workdir: str) -> None:
     with open(os.path.join(workdir, f"inputs_rank{r}.b64"), "rb") as f:
         inputs = torch.load(io.BytesIO(base64.b64decode(f.read())), weights_only=True)
     inputs = tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs)
-    from pkb_ray.engine import guard
+    from pkb_ray.engine.worker import guard
 
     guard.install()
     spec = importlib.util.spec_from_file_location("pkb_candidate", os.path.join(workdir, "candidate.py"))
@@ -129,6 +130,7 @@ def _rank_main(r: int, job: dict, workdir: str) -> int:
 
 
 def main() -> int:
+    file_limit.apply()
     job = json.loads(os.environ["PKB_AGENT_JOB"])
     workdir = os.environ["PKB_WORKDIR"]
     import torch  # noqa: F401 - imported once, before the fork

@@ -1,0 +1,79 @@
+"""No network for candidate code: a seccomp filter, installed in each guarded rank before
+the candidate is imported, makes socket(AF_INET / AF_INET6) and io_uring fail with EACCES.
+
+Why: the ranks of a candidate may exchange data only through what the harness sets up
+(symmetric memory; on CPU its stand-in, the group's store). Gloo, NCCL and MPI all meet
+their peers over TCP; so does any socket a candidate opens itself. Measured on main at
+9c78ee4: restoring the guard's originals and calling new_group(backend="gloo") on the
+worker's store ran real collectives, scored correct. A Python guard can be unwrapped; a
+seccomp filter cannot be removed by the process it filters, nor by its children, and it
+holds in every sandbox kind (bwrap's network namespace has a loopback, uid and none modes
+have the host's network).
+
+What stays allowed: Unix sockets (the judge's channel; symmetric memory passes its CUDA
+handles over AF_UNIX), files, and everything else. io_uring is refused because it can
+open sockets without the socket() system call.
+
+libseccomp (libseccomp.so.2, installed with systemd on every Debian/Ubuntu image) writes the
+BPF program, through ctypes: its Python binding is not packaged for pip. It also refuses
+system calls of a foreign ABI (x32, int 0x80), which a hand-written filter would have to.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import socket
+
+_ACT_ALLOW = 0x7FFF0000
+_ACT_ERRNO = 0x00050000
+_CMP_EQ = 4
+_FLTATR_CTL_TSYNC = 4
+REFUSED_FAMILIES = (socket.AF_INET, socket.AF_INET6)
+REFUSED_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register")
+
+
+class NoNetworkUnavailable(RuntimeError):
+    """The filter cannot be installed here (no libseccomp, or the kernel refused it)."""
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64)]
+
+
+def install() -> None:
+    """Filter this process and all its threads (TSYNC), irrevocably. Raises
+    NoNetworkUnavailable naming what is missing."""
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError as e:
+        raise NoNetworkUnavailable(f"libseccomp.so.2 is not installed ({e}): install libseccomp2") from e
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    ctx = lib.seccomp_init(_ACT_ALLOW)
+    if not ctx:
+        raise NoNetworkUnavailable("seccomp_init failed")
+    deny = _ACT_ERRNO | errno.EACCES
+    try:
+        nr = lib.seccomp_syscall_resolve_name(b"socket")
+        for family in REFUSED_FAMILIES:
+            rc = lib.seccomp_rule_add(ctx, deny, nr, 1, _ArgCmp(0, _CMP_EQ, family, 0))
+            if rc != 0:
+                raise NoNetworkUnavailable(f"seccomp_rule_add(socket, {family}) failed ({rc})")
+        for call in REFUSED_CALLS:
+            nr = lib.seccomp_syscall_resolve_name(call.encode())
+            if nr >= 0 and lib.seccomp_rule_add(ctx, deny, nr, 0) != 0:
+                raise NoNetworkUnavailable(f"seccomp_rule_add({call}) failed")
+        if lib.seccomp_attr_set(ctx, _FLTATR_CTL_TSYNC, 1) != 0:
+            raise NoNetworkUnavailable("seccomp cannot filter every thread (TSYNC)")
+        rc = lib.seccomp_load(ctx)  # sets no_new_privs itself
+        if rc != 0:
+            raise NoNetworkUnavailable(f"seccomp_load failed ({rc}: {errno.errorcode.get(-rc, '?')})")
+    finally:
+        lib.seccomp_release(ctx)
