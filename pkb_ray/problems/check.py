@@ -99,12 +99,13 @@ def check_one(problem, rank: int, world_size: int) -> dict:
 
     Native problems are held to the contract (docs: PROBLEMS_V2.md): native argument types,
     random non-constant inputs that change with the seed, the declared dtype, inputs left
-    unmodified. Upstream problems are taken as they are: what a native problem would fail
+    unmodified, only tensors NCCL accepts handed to collectives (layout.py). Upstream problems are taken as they are: what a native problem would fail
     on becomes a warning, and degenerate inputs (constant fills, every seed alike) are named
     so the results can carry the `degenerate` flag."""
     import torch
 
     from pkb_ray.problems import args as tree
+    from pkb_ray.problems.layout import watch_layouts
     from pkb_ray.problems.memory import host_bytes_per_rank, require_fits
 
     upstream = problem.is_upstream
@@ -147,8 +148,11 @@ def check_one(problem, rank: int, world_size: int) -> dict:
     if not upstream:
         _check_input_dtype(problem, all_tensors)
 
-    out1 = problem.solution(*tree.clone(a))
-    out2 = problem.solution(*a)
+    with watch_layouts() as refused:
+        out1 = problem.solution(*tree.clone(a))
+        out2 = problem.solution(*a)
+    if refused:
+        lapse(refused[0] + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""))
     diff = tree.first_difference(a, b, "input ")
     if diff:
         lapse(f"the reference modified its inputs ({diff})")
