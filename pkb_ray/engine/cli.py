@@ -47,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         print(f"pkb eval: cannot read {args.candidate}: {e}", file=sys.stderr)
         return 2
+    refusal = _world_size_refusal(args.source, args.problem, args.world_size)
+    if refusal:  # before anything is built or started
+        print(f"pkb eval: {refusal}", file=sys.stderr)
+        return 2
     req = EvalRequest(problem_id=args.problem, problems_source=args.source, candidate_source=source,
                       world_size=args.world_size, device=device, size=size, trials=args.trials,
                       guard=not args.no_guard, time_candidate=not args.no_timing,
@@ -62,6 +66,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_human(res)
     return 0 if res.correct else 1
+
+
+def _world_size_refusal(source: str, problem_id: str, world_size: int) -> str:
+    """Why the problem does not run at `world_size` (asked for by name: test-only world sizes
+    count), or '' when it does or cannot load (evaluate() reports that, classified)."""
+    from pkb_ray.problems.common import ProblemLoadError
+    from pkb_ray.problems.loader import load_problem
+
+    try:
+        problem = load_problem(source, problem_id)
+    except ProblemLoadError:
+        return ""
+    return problem.spec.world_size_refusal(world_size, tests=True)
 
 
 def _print_human(res) -> None:

@@ -47,10 +47,11 @@ def check_problems(world_size: int, source: str = "builtin", ids: list[str] | No
         results[err.problem] = CheckResult(err.problem, "FAIL", f"load error: {err}")
     runnable = []
     for pid, p in loaded.problems.items():
-        if world_size in p.spec.world_sizes:
+        # a check is asked for by world size: test-only sizes (test_world_sizes) count
+        if p.spec.runs_at(world_size, tests=True):
             runnable.append(pid)
         else:
-            results[pid] = CheckResult(pid, "skip", f"world size {world_size} not in {list(p.spec.world_sizes)}")
+            results[pid] = CheckResult(pid, "skip", p.spec.world_size_refusal(world_size, tests=True))
     for pid, run in run_in_ranks(world_size, source, runnable, check_one, problem_timeout_s, grace_s).items():
         results[pid] = _verdict(loaded.problems[pid], run, world_size)
     order = [e.problem for e in loaded.errors] + list(loaded.problems)
@@ -98,12 +99,13 @@ def check_one(problem, rank: int, world_size: int) -> dict:
 
     Native problems are held to the contract (docs: PROBLEMS_V2.md): native argument types,
     random non-constant inputs that change with the seed, the declared dtype, inputs left
-    unmodified. Upstream problems are taken as they are: what a native problem would fail
+    unmodified, only tensors NCCL accepts handed to collectives (layout.py). Upstream problems are taken as they are: what a native problem would fail
     on becomes a warning, and degenerate inputs (constant fills, every seed alike) are named
     so the results can carry the `degenerate` flag."""
     import torch
 
     from pkb_ray.problems import args as tree
+    from pkb_ray.problems.layout import watch_layouts
     from pkb_ray.problems.memory import host_bytes_per_rank, require_fits
 
     upstream = problem.is_upstream
@@ -146,8 +148,11 @@ def check_one(problem, rank: int, world_size: int) -> dict:
     if not upstream:
         _check_input_dtype(problem, all_tensors)
 
-    out1 = problem.solution(*tree.clone(a))
-    out2 = problem.solution(*a)
+    with watch_layouts() as refused:
+        out1 = problem.solution(*tree.clone(a))
+        out2 = problem.solution(*a)
+    if refused:
+        lapse(refused[0] + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""))
     diff = tree.first_difference(a, b, "input ")
     if diff:
         lapse(f"the reference modified its inputs ({diff})")

@@ -41,7 +41,8 @@ def problem_summary(problem) -> dict:
     counts = problem.roofline(ws, "bench")
     return {
         "id": s.id, "title": s.title, "category": s.category, "origin": s.origin,
-        "parallelism": s.parallelism, "world_sizes": list(s.world_sizes), "dtype": s.dtype,
+        "parallelism": s.parallelism, "world_sizes": list(s.world_sizes),
+        "test_world_sizes": list(s.test_world_sizes), "dtype": s.dtype,
         "atol": s.atol, "rtol": s.rtol, "tolerance_reason": s.tolerance_reason, "sizes": s.sizes,
         "upstream": list(s.upstream), "upstream_partial": list(s.upstream_partial),
         "roofline": dataclasses.asdict(counts) if counts else None,

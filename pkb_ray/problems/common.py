@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib.util
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,12 +43,16 @@ def unknown_id_error(pid: str, known: list[str], where: str) -> ProblemError:
     return ProblemError(pid, where, "id", f"unknown problem id {pid!r}{hint}")
 
 
-def files_version(paths: list[Path]) -> str:
-    """sha256 over (name, bytes) of each file, first 16 hex chars: part of every cache key."""
+def files_version(paths: list[Path], unversioned: re.Pattern[bytes] | None = None) -> str:
+    """sha256 over (name, bytes) of each file, first 16 hex chars: part of every cache key.
+    Bytes matching `unversioned` are left out (what changes no result)."""
     h = hashlib.sha256()
     for p in paths:
+        data = p.read_bytes()
+        if unversioned is not None:
+            data = unversioned.sub(b"", data)
         h.update(p.name.encode() + b"\0")
-        h.update(p.read_bytes() + b"\0")
+        h.update(data + b"\0")
     return h.hexdigest()[:16]
 
 

@@ -7,6 +7,7 @@ field, and the others still load (a sweep over 32 problems must not die on one t
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,6 +28,12 @@ from pkb_ray.problems.spec import CATEGORIES, SIZE_NAMES, Problem, ProblemError,
 
 PROBLEM_FILES = ("problem.yaml", "reference.py", "inputs.py")
 """The files whose bytes make a problem's version (expert.py is a candidate, not the problem)."""
+
+# The world sizes a problem may also be run at when asked for (test_world_sizes) change no
+# result: the line stays out of the version, or declaring it would re-key every cached model
+# response and recorded cell of the problem (the version is part of both keys).
+# (the flow form `test_world_sizes: [1]`, or a block list under the key)
+UNVERSIONED_YAML = re.compile(rb"^test_world_sizes:[^\n]*(?:\n[ \t]*-[^\n]*)*\n?", re.MULTILINE)
 
 PKB_PREFIX = "pkb:"
 
@@ -49,11 +56,13 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
 # Optional fields: name -> type. `upstream` lists the upstream PKB problem ids (1-87) that
 # compute the same thing; `upstream_partial` those it resembles without computing the same
 # thing (`pkb problems coverage` shows them, but they do not count as covered); `tolerance_reason` says where atol/rtol come from (dtype, the
-# reduction order), so a reader can judge them.
+# reduction order), so a reader can judge them; `test_world_sizes` the world sizes run only
+# when asked for (ProblemSpec.test_world_sizes).
 _OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "upstream": list,
     "upstream_partial": list,
     "tolerance_reason": str,
+    "test_world_sizes": list,
 }
 UPSTREAM_IDS = range(1, 88)
 
@@ -138,7 +147,7 @@ def load_problem_dir(directory: Path, source: str = "builtin") -> Problem:
         if not callable(getattr(module, fname, None)):
             raise fail(directory / path, fname, f"{path} must define a function `{fname}`")
 
-    version = files_version([directory / n for n in PROBLEM_FILES])
+    version = files_version([directory / n for n in PROBLEM_FILES], UNVERSIONED_YAML)
     spec = ProblemSpec(**spec_kwargs, version=version, directory=directory, source=source)
     expert = directory / "expert.py"
     try:
@@ -197,6 +206,12 @@ def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
     ws = meta["world_sizes"]
     if not ws or not all(isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in ws):
         raise fail("world_sizes", f"expected a non-empty list of positive ints, got {ws!r}")
+    tws = meta.get("test_world_sizes", [])
+    if not all(isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in tws):
+        raise fail("test_world_sizes", f"expected a list of positive ints, got {tws!r}")
+    if set(tws) & set(ws):
+        raise fail("test_world_sizes", f"{sorted(set(tws) & set(ws))} also in `world_sizes`: a world size is "
+                   "either swept or for tests, not both")
     if meta["dtype"] not in DTYPES:
         raise fail("dtype", f"{meta['dtype']!r} is not one of {list(DTYPES)}")
     for tol in ("atol", "rtol"):
@@ -213,7 +228,8 @@ def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
         raise fail("description", "must not be empty")
     return dict(
         id=meta["id"], title=meta["title"], category=meta["category"], origin=meta["origin"],
-        parallelism=meta["parallelism"], world_sizes=tuple(ws), dtype=meta["dtype"],
+        parallelism=meta["parallelism"], world_sizes=tuple(ws), test_world_sizes=tuple(tws),
+        dtype=meta["dtype"],
         atol=float(meta["atol"]), rtol=float(meta["rtol"]),
         # Each size carries its dtype (the problem's unless the size overrides it: small sizes
         # use float32 because gloo on CPU), so make_inputs and roofline read size["dtype"].

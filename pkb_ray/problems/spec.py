@@ -67,6 +67,7 @@ class ProblemSpec:
     parallelism: str
     """e.g. `tensor parallel (row)`, `expert parallel`, `ZeRO-3`."""
     world_sizes: tuple[int, ...]
+    """World sizes a sweep runs the problem at."""
     dtype: str
     atol: float
     rtol: float
@@ -79,10 +80,32 @@ class ProblemSpec:
     """Upstream ids this problem resembles without computing the same thing (not coverage)."""
     tolerance_reason: str = ""
     """Why atol/rtol are what they are (dtype, reduction order)."""
+    test_world_sizes: tuple[int, ...] = ()
+    """World sizes the problem is also defined at, run only when asked for by name (`pkb eval
+    --world-size 1`, `pkb problems check --world-size 1`, the engine's GPU tests and timing
+    benchmarks on a one-GPU machine): a sweep's problem selection at its world size takes
+    `world_sizes` alone. `[1]` for a problem whose computation is defined at one rank (its
+    collectives become copies), so a one-GPU machine can run the whole harness on it."""
     version: str = ""
     """Hash of the problem's files: part of every cache key."""
     directory: Path | None = None
     source: str = "builtin"
+
+    def runs_at(self, world_size: int, *, tests: bool = False) -> bool:
+        """Whether the problem runs at `world_size`: in a sweep (`world_sizes`), or with
+        `tests` when asked for by name (also `test_world_sizes`)."""
+        return world_size in self.world_sizes or (tests and world_size in self.test_world_sizes)
+
+    def world_size_refusal(self, world_size: int, *, tests: bool = False) -> str:
+        """Why the problem does not run at `world_size` (empty when it does), for the user."""
+        if self.runs_at(world_size, tests=tests):
+            return ""
+        if world_size in self.test_world_sizes:
+            return (f"problem {self.id!r} runs at world size {world_size} only when asked for by name "
+                    f"(test_world_sizes {list(self.test_world_sizes)}); a sweep runs it at {list(self.world_sizes)}")
+        also = f" (and {list(self.test_world_sizes)} when asked for)" if self.test_world_sizes else ""
+        return (f"problem {self.id!r} is not defined at world size {world_size}: it runs at world sizes "
+                f"{list(self.world_sizes)}{also}")
 
 
 @dataclass

@@ -51,7 +51,8 @@ def solution(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
     cp = world // tp_size
     cp_group, tp_group = _groups(world, tp_size)
     full = [_gather_sequence(t, cp_group, cp) for t in (q, k, v, g, beta)]
-    out = _kda(*full, a_log, dt_bias, lower_bound).to(q.dtype)
+    # contiguous: _kda's output is a transposed view, and NCCL refuses to all-reduce one
+    out = _kda(*full, a_log, dt_bias, lower_bound).to(q.dtype).contiguous()
     if tp_size > 1:
         dist.all_reduce(out, group=tp_group)
     s = q.shape[1]

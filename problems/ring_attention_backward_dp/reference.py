@@ -72,7 +72,9 @@ def _ring_attention_backward(dout, q, k, v, out, lse, scale, causal, group):
     if n > 1:
         _wait(dkv_reqs)
         dkv = dkv_in
-    to_bshd = lambda t: t.transpose(1, 2).to(q.dtype)  # noqa: E731
+    # contiguous: the caller all-reduces these in place, and NCCL refuses a strided tensor
+    # ("Tensors must be contiguous", seen at world size 1 where no exchange made a fresh one)
+    to_bshd = lambda t: t.transpose(1, 2).to(q.dtype).contiguous()  # noqa: E731
     return to_bshd(dq), to_bshd(dkv[0]), to_bshd(dkv[1])
 
 

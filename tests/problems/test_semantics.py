@@ -1,6 +1,7 @@
 """Every builtin reference holds to the contract and computes what its truth.py says.
 
-One `check_problems` pass per world size (2 and 4) runs every problem in ONE group of real
+One `check_problems` pass per world size (1, 2 and 4; at 1 the problems that declare it in
+test_world_sizes) runs every problem in ONE group of real
 gloo rank processes (pkb_ray/problems/ranks.py) and compares every rank's output with the
 problem's truth.py: the un-sharded math done in one process on all ranks' inputs. A model
 reads the description and the reference: if they disagree with the truth, every candidate
@@ -21,7 +22,7 @@ TRUTH_EXEMPT: dict[str, str] = {}
 """Problem id -> why it has no truth.py. Empty: every builtin problem has one."""
 
 
-@pytest.fixture(scope="module", params=[2, 4], ids=lambda w: f"world{w}")
+@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"world{w}")
 def checked(request):
     w = request.param
     return w, {r.problem: r for r in check_problems(w)}
