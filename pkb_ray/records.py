@@ -310,6 +310,18 @@ def identity_digest(identity: dict[str, str]) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()[:12]
 
 
+HARNESS_KEY = "harness_version"
+SOURCE_KEY = "problems.source"
+SWEEP_KEY_PREFIXES = ("eval.", SOURCE_KEY, HARNESS_KEY)
+"""An identity's sweep-wide keys (driver/identity.py writes them, report/combine.py
+compares them over every cell of every sweep): the `eval.*` settings, the problems source
+and the harness version."""
+
+
+def is_sweep_key(key: str) -> bool:
+    return key.startswith(SWEEP_KEY_PREFIXES)
+
+
 def status_of(evaluation: EvalResult) -> CellStatus:
     if evaluation.correct:
         return CellStatus.CORRECT
