@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pkb_ray.agent.redact import trim_log
 from pkb_ray.driver.pipeline import CellState, Turn
 from pkb_ray.records import EvalResult, FailureClass
 
@@ -39,17 +40,6 @@ class AgentPolicy:
         if turn.generation.failure is not None and turn.generation.failure != FailureClass.NO_CODE:
             return False  # the API refused or the key is bad: another turn will not help
         return not any(self.good_enough(t.outcome()) for t in state.turns)
-
-
-def trim_log(text: str, limit: int = MAX_LOG_CHARS) -> str:
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    lines = text.splitlines()
-    errors = [ln for ln in lines if "error" in ln.lower()][:15]
-    head = "\n".join(errors) if errors else "\n".join(lines[:20])
-    tail = text[-(limit - min(len(head), limit // 2)) :]
-    return f"{head[: limit // 2]}\n[... trimmed ...]\n{tail}"
 
 
 def feedback_message(turn: Turn) -> str:
@@ -87,9 +77,9 @@ def feedback_message(turn: Turn) -> str:
         err = f", max abs error {ev.max_abs_error:.4g}" if ev.max_abs_error is not None else ""
         parts.append(f"Worst mismatch at {' '.join(where)}{err}.")
     if ev.failure == FailureClass.COMPILE_ERROR and ev.build_log:
-        parts.append("Compiler output:\n" + trim_log(ev.build_log))
+        parts.append("Compiler output:\n" + trim_log(ev.build_log, MAX_LOG_CHARS))
     elif ev.log and ev.failure not in (FailureClass.INCORRECT,):
-        parts.append("Log:\n" + trim_log(ev.log))
+        parts.append("Log:\n" + trim_log(ev.log, MAX_LOG_CHARS))
     if ev.flags:
         parts.append("The static check flagged: " + ", ".join(ev.flags))
     parts.append("Fix it and reply with the complete module in one fenced python block.")
