@@ -16,7 +16,7 @@ workers. If the actor process itself dies (node trouble), Ray restarts it (max_r
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 import ray
 from ray.util.placement_group import placement_group
@@ -52,17 +52,15 @@ class _NodeEvaluator:
         return evaluate(request, self.load_problem, build=build,
                         cuda_visible_devices=self.cuda_visible_devices)
 
-    def run_tool(self, request: Any, base: EvalRequest, agent_cfg: Any, build: BuildResult | None = None) -> Any:
-        """One tool-agent call (agent.tools.ToolRequest -> ToolOutcome): check, benchmark and
-        submit through `evaluate` like any candidate; profile and run in the same sandbox."""
-        from pkb_ray.agent.executor import ToolExecutor  # the agent is not needed otherwise
+    def run_tool(self, tool: Callable[..., Any], *args: Any) -> Any:
+        """`tool(evaluate, cuda_visible_devices, *args)` run on this node: a caller's tool
+        (the tool agent's calls) evaluates through this node's `evaluate` like any candidate
+        and runs on its GPUs. The caller hands its tool in; the engine names no tool."""
 
         def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
             return evaluate(req, self.load_problem, build=b, cuda_visible_devices=self.cuda_visible_devices)
 
-        executor = ToolExecutor(base, agent_cfg, evaluate_fn=evaluate_here,
-                                cuda_visible_devices=self.cuda_visible_devices)
-        return executor.execute(request, build)
+        return tool(evaluate_here, self.cuda_visible_devices, *args)
 
     def fingerprint(self) -> str:
         return self._fingerprint
