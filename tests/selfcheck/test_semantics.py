@@ -1,7 +1,7 @@
 """Every builtin reference holds to the contract and computes what its truth.py says.
 
 One `check_problems` pass per world size (2 and 4) runs every problem in ONE group of real
-gloo rank processes (pkb_ray/problems/ranks.py) and compares every rank's output with the
+gloo rank processes (pkb_ray/selfcheck/ranks.py) and compares every rank's output with the
 problem's truth.py: the un-sharded math done in one process on all ranks' inputs. A model
 reads the description and the reference: if they disagree with the truth, every candidate
 is judged against the wrong thing.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from pkb_ray.problems import load_problems
-from pkb_ray.problems.check import check_problems
-from pkb_ray.problems.truth import truth_path
+from pkb_ray.selfcheck.check import check_problems
+from pkb_ray.selfcheck.truth import truth_path
 
 PROBLEMS = load_problems().problems
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pkb_ray.problems.ranks import ProblemRun, run_in_ranks
-from pkb_ray.problems.truth import TruthError, first_mismatch, load_truth, pack, truth_path
+from pkb_ray.selfcheck.ranks import ProblemRun, run_in_ranks
+from pkb_ray.selfcheck.truth import TruthError, first_mismatch, load_truth, pack, truth_path
 
 SEED_A = 1234
 SEED_B = 4321
