@@ -2,7 +2,7 @@
 one candidate at a time in fresh rank processes.
 
 One actor per GPU breaks symmetric memory (each process sees its GPU as cuda:0 and
-rendezvous fails with "detected allocations from overlapping devices"; DESIGN.md), so on
+rendezvous fails with "detected allocations from overlapping devices"; docs/design.md), so on
 GPU clusters there is one actor per node, in a placement group whose single bundle holds
 all that node's GPUs (STRICT_PACK, pinned to the node), and the actor starts one rank
 process per GPU with CUDA_VISIBLE_DEVICES set to the GPUs Ray gave it.
