@@ -6,6 +6,8 @@ Records are plain dataclasses that round-trip through JSON for the journal and R
 Loading is strict: a key no record field has raises RecordError naming the key, because a
 silently dropped key is a result lost without a trace. Each journal record carries
 `version` (RECORD_VERSION); records written before versions load as version 1.
+
+The bottom layer with config: imports nothing of pkb_ray, and every package may import it.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ each run through the evaluation engine and its sandbox, until it submits or a li
   episode.py    the loop and its limits
   capability.py refuse a model without tool calling at start-up
   redact.py     no harness path, variable or secret in what a model is shown
+
+This is mode=tools; mode=agent (feedback after each evaluated turn) is driver/agent.py.
+May import records, config, problems, the engine and generation; the driver imports it,
+and hands `execute_on_node` (executor.py) to the engine's node evaluators.
 """
 
 from pkb_ray.agent.capability import ToolsUnsupported, require_tool_support
