@@ -7,7 +7,7 @@ and packages on one line stay apart (tests/test_import_graph.py):
     driver                    the sweep
     tracking                  mirrors of the journal (MLflow)
     report                    leaderboards from recorded cells
-    agent                     the tool-using agent
+    agent                     the agent modes: feedback (mode=agent), tools (mode=tools)
     selfcheck | generation    the suite's self-check | model calls and prompts
     engine                    one candidate, judged
     store | problems          the sweep's files | the problem suite

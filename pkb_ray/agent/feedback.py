@@ -1,19 +1,41 @@
-"""Agent mode: after each evaluated turn, feed the result back and ask for a revision.
+"""mode=agent: after each evaluated turn, feed the result back and ask for a revision.
 
 A cell continues while its best turn is not correct-and-fast-enough and turns remain. The
 conversation is rebuilt from the cell's turns each time, so nothing but the turns needs to
 survive an interrupt: turn N's response comes from kernels_cache (keyed by turn, not by the
 feedback text, which can differ in timing digits after a re-evaluation) and turn N's
 evaluation from the sweep's turn log.
+
+The driver's stages (driver/stages.py) ask this module; it reads the driver's cells
+through the two protocols below, so that it names nothing of the driver.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, Sequence
 
 from pkb_ray.agent.redact import trim_log
-from pkb_ray.driver.pipeline import CellState, Turn
-from pkb_ray.records import EvalResult, FailureClass
+from pkb_ray.records import EvalResult, FailureClass, Generation
+
+
+class Turn(Protocol):
+    """What feedback reads of one turn of a cell (driver/pipeline.py's Turn)."""
+
+    @property
+    def generation(self) -> Generation: ...
+
+    def outcome(self) -> EvalResult | None: ...
+
+
+class CellState(Protocol):
+    """What feedback reads of a cell (driver/pipeline.py's CellState)."""
+
+    @property
+    def turns(self) -> Sequence[Turn]: ...
+
+    @property
+    def current(self) -> Turn: ...
 
 MAX_LOG_CHARS = 3000
 """Compiler and runtime logs are trimmed to their most telling part (the first errors and
