@@ -20,7 +20,7 @@ import sys
 # `pkb problems list` does not pay for importing litellm or Ray.
 _COMMANDS = {
     "sweep": "pkb_ray.driver.cli",
-    "problems": "pkb_ray.problems.cli",
+    "problems": "pkb_ray.selfcheck.cli",  # list and coverage: problems/cli.py
     "eval": "pkb_ray.engine.cli",
     "models": "pkb_ray.generation.cli",
     "prompt": "pkb_ray.generation.cli",

@@ -6,6 +6,8 @@ Records are plain dataclasses that round-trip through JSON for the journal and R
 Loading is strict: a key no record field has raises RecordError naming the key, because a
 silently dropped key is a result lost without a trace. Each journal record carries
 `version` (RECORD_VERSION); records written before versions load as version 1.
+
+The bottom layer with config: imports nothing of pkb_ray, and every package may import it.
 """
 
 from __future__ import annotations
@@ -348,6 +350,18 @@ def identity_digest(identity: dict[str, str]) -> str:
 
     canon = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()[:12]
+
+
+HARNESS_KEY = "harness_version"
+SOURCE_KEY = "problems.source"
+SWEEP_KEY_PREFIXES = ("eval.", SOURCE_KEY, HARNESS_KEY)
+"""An identity's sweep-wide keys (driver/identity.py writes them, report/combine.py
+compares them over every cell of every sweep): the `eval.*` settings, the problems source
+and the harness version."""
+
+
+def is_sweep_key(key: str) -> bool:
+    return key.startswith(SWEEP_KEY_PREFIXES)
 
 
 def status_of(evaluation: EvalResult) -> CellStatus:

@@ -24,12 +24,11 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from pkb_ray.agent import AgentConfig, Tool, ToolExecutor, ToolRequest
+from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.engine.request import EvalRequest
 
-from pkb_ray.agent import AgentConfig, Tool, ToolExecutor, ToolRequest  # noqa: E402
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig  # noqa: E402
-from pkb_ray.engine.request import EvalRequest  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 SCRIPT = ("import torch, torch.distributed as dist\n"
           "x = torch.ones(1 << 20, device='cuda' if torch.cuda.is_available() else 'cpu')\n"

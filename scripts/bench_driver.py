@@ -19,18 +19,18 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from pkb_ray.driver.cells import finalize
+from pkb_ray.driver.pipeline import CellState, Turn
+from pkb_ray.driver.plan import pending_cells, plan_cells
+from pkb_ray.driver.progress import SweepProgress
+from pkb_ray.records import EvalResult, Generation
+from pkb_ray.store.journal import Journal
+from pkb_ray.tracking.mlflow_tracker import MlflowTracker
 
-from pkb_ray.driver.cells import finalize  # noqa: E402
-from pkb_ray.driver.pipeline import CellState, Turn  # noqa: E402
-from pkb_ray.driver.plan import pending_cells, plan_cells  # noqa: E402
-from pkb_ray.driver.progress import SweepProgress  # noqa: E402
-from pkb_ray.records import EvalResult, Generation  # noqa: E402
-from pkb_ray.store.journal import Journal  # noqa: E402
-from pkb_ray.tracking.mlflow_tracker import MlflowTracker  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 MODELS = [f"model{i:02d}" for i in range(40)]
 PROBLEMS = [f"problem{i:02d}" for i in range(87)]
@@ -74,15 +74,16 @@ def main() -> int:
         assert len(pending) == 10_440 - args.cells_recorded
 
         tracker = MlflowTracker(f"sqlite:///{tmp / 'mlflow.db'}", "bench", tmp / "art", {})
-        progress = SweepProgress(args.record, enabled=False)
+        recorded = pending[: args.record]
+        progress = SweepProgress(Counter(k.model for k in recorded), enabled=False)
         per_cell_ms = []
-        for key in pending[: args.record]:
+        for key in recorded:
             state = finished_state(key)
             t = time.perf_counter()
             result = finalize(state)
             journal.append(result)
             tracker.log_cell(result)
-            progress.update(result.status.value, result.generation.cost_usd)
+            progress.update(key.model, result.status.value, result.generation.cost_usd)
             per_cell_ms.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
         tracker.flush()

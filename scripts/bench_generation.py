@@ -4,7 +4,10 @@ answers after 2 s, through GenerationService (prompt, litellm, limiter, cache wr
 The floor is 200 / 50 x 2 s = 8 s; issue 5's target is under 12 s. A second pass over the
 same cells must be all cache hits with zero HTTP requests.
 
-    python scripts/bench_generation.py [--requests 200] [--concurrency 50] [--delay-s 2]
+    python -m scripts.bench_generation [--requests 200] [--concurrency 50] [--delay-s 2]
+
+Run it from the repo root (as a module, so that the test suite's scripted server imports);
+pkb_ray itself comes from the installed package.
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from pkb_ray.config.schema import ModelConfig
+from pkb_ray.generation.client import litellm_module
+from pkb_ray.generation.service import GenerationService
+from tests.scripted_server import Reply, ScriptedServer
 
-from pkb_ray.config.schema import ModelConfig  # noqa: E402
-from pkb_ray.generation.client import litellm_module  # noqa: E402
-from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 class ServerProcess:
@@ -59,7 +62,6 @@ class ServerProcess:
 class InProcessServer(ScriptedServer):
     def stats(self) -> dict:
         return {"requests": len(self.requests), "max_in_flight": self.max_in_flight}
-from pkb_ray.generation.service import GenerationService  # noqa: E402
 
 
 def toy_problem():
@@ -110,7 +112,7 @@ def main() -> int:
     floor_s = args.requests / args.concurrency * args.delay_s
     result = {
         "benchmark": "generation_throughput",
-        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "command": "python " + shlex.join(["-m", "scripts.bench_generation", *sys.argv[1:]]),
         "requests": args.requests, "concurrency": args.concurrency,
         "server_delay_s": args.delay_s, "server": args.server, "floor_s": floor_s,
         "wall_s": round(wall_s, 3), "target_s": 12.0, "met": wall_s < 12.0 and not failures,

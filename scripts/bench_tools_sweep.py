@@ -1,14 +1,16 @@
 """Benchmark a tools-mode sweep: N scripted episodes on one node, as issue 17 asks (8 episodes;
 each tool's median latency; how busy the node is).
 
-    python scripts/bench_tools_sweep.py --device cpu                 # fixture sum_ranks, 2 gloo ranks
-    python scripts/bench_tools_sweep.py --device cuda --episodes 8   # allreduce's expert, 2 GPUs
+    python -m scripts.bench_tools_sweep --device cpu                 # fixture sum_ranks, 2 gloo ranks
+    python -m scripts.bench_tools_sweep --device cuda --episodes 8   # allreduce's expert, 2 GPUs
 
 A scripted model on a real local HTTP server (tests/agent/tool_server.py) plays every
 episode: check(a wrong module) -> benchmark(good) + profile(good) -> run(script) ->
 submit(good), where "good" is the expert solution on cuda. The sweep is the real one
 (`python sweep.py mode=tools attempts=N ...`, Ray started locally), so tool calls queue on the
 node's evaluator with each other while episodes wait for the model.
+
+Run it from the repo root as a module: the scripted server lives in the test suite.
 
 Reported: per tool, the median and the longest wall time of a call (from the episodes'
 journals; the longest is usually the first, which starts the judges), the sweep's wall time, the
@@ -32,11 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.agent.tool_server import ToolServer, Turn, step_of
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from tests.agent.tool_server import ToolServer, Turn, step_of  # noqa: E402
-
 FIXTURES = REPO / "tests" / "engine" / "fixtures"
 SCRIPT = ("import os, torch, torch.distributed as dist\n"
           "x = torch.ones(1 << 20, device='cuda' if torch.cuda.is_available() else 'cpu')\n"
@@ -147,7 +147,7 @@ def main() -> int:
                        "median_device_s": round(statistics.median(r["device_s"] for r in done if r["tool"] == tool), 3)}
     busy = sum(r["wall_s"] for r in done)
     result = {
-        "command": "python " + shlex.join(["scripts/bench_tools_sweep.py"] + sys.argv[1:]),
+        "command": "python " + shlex.join(["-m", "scripts.bench_tools_sweep", *sys.argv[1:]]),
         "device": args.device, "problem": problem, "world_size": args.world_size, "episodes": args.episodes,
         "sweep_exit": proc.returncode, "sweep_wall_s": round(sweep_s, 1), "model_requests": requests,
         "cells": len(cells), "correct": sum(c["status"] == "correct" for c in cells),

@@ -20,12 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from pkb_ray.records import CellKey, CellResult, CellStatus, EvalResult, FailureClass, Generation
+from pkb_ray.report.leaderboard import build_report
 
-from pkb_ray.records import CellKey, CellResult, CellStatus, EvalResult, FailureClass, Generation  # noqa: E402
-from pkb_ray.report.leaderboard import build_report  # noqa: E402
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # Metrics a cell run carries that map one to one onto the evaluation record.
 _EVAL_METRICS = ("candidate_ms", "reference_ms", "speedup", "roofline_fraction", "speedup_ci_low",

@@ -30,10 +30,9 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from pkb_ray.tracking.ui import experiments, runs_url, server_command, server_env, wait_until_up
 
-from pkb_ray.tracking.ui import experiments, runs_url, server_command, server_env, wait_until_up  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 WINDOW = "2400,1000"
 

@@ -1,26 +1,50 @@
-"""No import cycles among pkb_ray's modules at module level (issue 14: loader.py and
-pkb_import.py used to import each other; problems/common.py now holds what both need).
-Imports inside functions are left alone: they are how heavy or optional modules load late."""
+"""pkb_ray's import graph: every import of every module, those inside functions included,
+runs down the declared layers, and no modules import each other in a circle.
+
+An import inside a function still ties its module to the one it names (it only loads
+later), so it is read like any other: issue 25 found 4 arrows running back up and 2
+circles hidden in the 132 function-level imports this test used to skip. `if
+TYPE_CHECKING:` blocks are read too: an annotation that names a higher layer is a
+dependency all the same. (issue 14: loader.py and pkb_import.py used to import each other;
+problems/common.py now holds what both need.)
+"""
 
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "pkb_ray"
 
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("pkb_ray", "pkb_ray.records", "pkb_ray.config"),
+    ("pkb_ray.store", "pkb_ray.problems"),
+    ("pkb_ray.engine",),
+    ("pkb_ray.selfcheck", "pkb_ray.generation"),
+    ("pkb_ray.agent",),
+    ("pkb_ray.report",),
+    ("pkb_ray.tracking",),
+    ("pkb_ray.driver",),
+    ("pkb_ray.cli",),
+)
+"""Lowest first. A module may import its own unit (a package or a top-level module) and
+units of lower layers only; units of one layer stay apart. Each package's __init__
+docstring says the same in words, and docs/design.md draws it."""
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PKG.parent).with_suffix("").parts
+
+def _module_name(path: Path, pkg: Path = PKG) -> str:
+    parts = path.relative_to(pkg.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _top_level_imports(path: Path) -> set[str]:
+def _imports(path: Path, pkg: Path = PKG) -> set[str]:
+    """Every pkb_ray module `path` names in an import statement, at any depth."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    here = _module_name(path).split(".")
+    here = _module_name(path, pkg).split(".")
     package = here if path.name == "__init__.py" else here[:-1]
     out: set[str] = set()
-    for node in tree.body:  # module scope only; `if TYPE_CHECKING:` blocks never run
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -28,13 +52,41 @@ def _top_level_imports(path: Path) -> set[str]:
             mod = ".".join(base + ([node.module] if node.module else []))
             out.add(mod)
             out |= {f"{mod}.{a.name}" for a in node.names}  # `from pkg import module`
-    return {m for m in out if m.startswith("pkb_ray")}
+    return {m for m in out if m == "pkb_ray" or m.startswith("pkb_ray.")}
 
 
-def _graph() -> dict[str, set[str]]:
-    files = {_module_name(p): p for p in PKG.rglob("*.py")}
-    return {name: {m for m in _top_level_imports(p) if m in files and m != name}
+def _graph(pkg: Path = PKG) -> dict[str, set[str]]:
+    files = {_module_name(p, pkg): p for p in pkg.rglob("*.py")}
+    return {name: {m for m in _imports(p, pkg) if m in files and m != name}
             for name, p in files.items()}
+
+
+def _unit(module: str) -> str:
+    """The layer's unit a module belongs to: its package under pkb_ray, or itself."""
+    return ".".join(module.split(".")[:2])
+
+
+def _layer_of(unit: str) -> int | None:
+    return next((i for i, units in enumerate(LAYERS) if unit in units), None)
+
+
+def _violations(graph: dict[str, set[str]]) -> list[str]:
+    """Each import that is not down the layers, as `a -> b (why)`."""
+    out = []
+    for a in sorted(graph):
+        ua = _unit(a)
+        la = _layer_of(ua)
+        if la is None:
+            out.append(f"{a}: its unit {ua} is in no layer (declare it in LAYERS)")
+            continue
+        for b in sorted(graph[a]):
+            ub = _unit(b)
+            lb = _layer_of(ub)
+            if ub == ua or (lb is not None and lb < la):
+                continue
+            why = "same layer" if lb == la else "runs back up" if lb is not None else "into no layer"
+            out.append(f"{a} -> {b} ({why})")
+    return out
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -67,7 +119,42 @@ def test_the_checker_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
-def test_no_module_level_import_cycles():
+def test_the_checker_finds_arrows_up_across_and_outside_the_layers():
+    graph = {"pkb_ray.engine.node": {"pkb_ray.records", "pkb_ray.engine.wire.frames",
+                                     "pkb_ray.agent.executor"},
+             "pkb_ray.agent.executor": {"pkb_ray.engine.node"},
+             "pkb_ray.engine.wire.frames": set(),
+             "pkb_ray.generation.client": {"pkb_ray.selfcheck.check"},
+             "pkb_ray.selfcheck.check": set(),
+             "pkb_ray.records": set(),
+             "pkb_ray.newpkg.x": set()}
+    assert _violations(graph) == [
+        "pkb_ray.engine.node -> pkb_ray.agent.executor (runs back up)",
+        "pkb_ray.generation.client -> pkb_ray.selfcheck.check (same layer)",
+        "pkb_ray.newpkg.x: its unit pkb_ray.newpkg is in no layer (declare it in LAYERS)",
+    ]
+
+
+def test_an_import_inside_a_function_is_read(tmp_path):
+    """A deliberate break: a copy of the package where the engine imports the driver inside
+    a function body. The reader must see it, and the layer check must name it."""
+    copy = tmp_path / "pkb_ray"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    victim = copy / "engine" / "roofline.py"
+    victim.write_text(victim.read_text() + "\n\ndef _late():\n    from pkb_ray.driver import sweep\n"
+                      "    return sweep\n")
+    graph = _graph(copy)
+    assert "pkb_ray.driver.sweep" in graph["pkb_ray.engine.roofline"]
+    assert "pkb_ray.engine.roofline -> pkb_ray.driver.sweep (runs back up)" in _violations(graph)
+    assert "pkb_ray.driver.sweep" not in _graph(PKG)["pkb_ray.engine.roofline"]
+
+
+def test_every_import_runs_down_the_layers():
+    bad = _violations(_graph())
+    assert not bad, "imports against the layer order:\n" + "\n".join(bad)
+
+
+def test_no_import_cycles():
     cycle = _cycle(_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
@@ -76,3 +163,17 @@ def test_loader_and_pkb_import_are_apart():
     graph = _graph()
     assert "pkb_ray.problems.pkb_import" in graph["pkb_ray.problems.loader"]
     assert "pkb_ray.problems.loader" not in graph["pkb_ray.problems.pkb_import"]
+
+
+def test_a_judge_imports_no_hydra():
+    """A judge reads the config schema's timing and timeout sections; Hydra is the driver's
+    (and not installed on every GPU machine): the judge's modules must not pull it in."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pkb_ray.engine.judge.main, pkb_ray.engine.judge.session, pkb_ray.engine.request; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'hydra', 'ray', 'mlflow', 'litellm'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=PKG.parent)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout

@@ -66,11 +66,11 @@ def episode_spec(problem: str, sweep_overrides: list[str], attempt: int):
 
 def eval_request(cfg: RootConfig, problem: str, model: ModelConfig) -> EvalRequest:
     """The request a zero-shot cell of the same sweep gets: device and size resolved by the
-    sweep's own rule (driver/device.py, this machine standing in for the cluster's one
+    sweep's own rule (generation/device.py, this machine standing in for the cluster's one
     node), the guard from the model's candidate source, the rest from `eval` (as
     driver/stages.py builds it)."""
     from pkb_ray.config.validate import ConfigError
-    from pkb_ray.driver.device import decide_device
+    from pkb_ray.generation.device import decide_device
     from pkb_ray.engine.request import EvalRequest
     from pkb_ray.generation.sources import source_for
 

@@ -17,7 +17,7 @@ from typing import Callable
 
 from pkb_ray.agent.config import AgentConfig
 from pkb_ray.agent.ranks import RankJob, RanksOutcome, run_on_ranks
-from pkb_ray.agent.redact import redact, tail
+from pkb_ray.agent.redact import redact, tail, trim_log
 from pkb_ray.agent.tools import (EvalSummary, ProfileRow, ProfileSummary, RankOutput, RankProfile, RunSummary,
                                  Tool, ToolOutcome, ToolRequest)
 from pkb_ray.engine.build import BuildResult
@@ -32,6 +32,14 @@ def _engine_evaluate(req: EvalRequest, build: BuildResult | None) -> EvalResult:
     from pkb_ray.engine.evaluation import evaluate
 
     return evaluate(req, build=build)
+
+
+def execute_on_node(evaluate_fn: EvaluateFn, cuda_visible_devices: str | None, req: ToolRequest,
+                    base: EvalRequest, cfg: AgentConfig, build: BuildResult | None = None) -> ToolOutcome:
+    """One tool call on a node evaluator, handed to it as the tool of its `run_tool`
+    (driver/tool_stages.py): the node gives its `evaluate` and its GPUs."""
+    return ToolExecutor(base, cfg, evaluate_fn=evaluate_fn,
+                        cuda_visible_devices=cuda_visible_devices).execute(req, build)
 
 
 class ToolExecutor:
@@ -174,8 +182,6 @@ def profile_summary(o: RanksOutcome, measures: str, size: str, limit_s: float) -
 def summarize(res: EvalResult, timed: bool) -> EvalSummary:
     """The engine's verdict as a model should see it: classes, numbers and trimmed logs; no
     sandbox description, fingerprint or evidence (they name the harness's machinery)."""
-    from pkb_ray.driver.agent import trim_log
-
     s = EvalSummary(correct=res.correct, failure=res.failure.value if res.failure else None,
                     message=redact(res.message), failing_rank=res.failing_rank,
                     failing_trial=res.failing_trial, max_abs_error=res.max_abs_error,

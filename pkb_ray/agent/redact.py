@@ -60,3 +60,17 @@ def tail(text: str, chars: int) -> str:
     """The last `chars` characters, marked when cut."""
     text = text.strip()
     return text if len(text) <= chars else "[... earlier output cut ...]\n" + text[-chars:]
+
+
+def trim_log(text: str, limit: int) -> str:
+    """A compiler or runtime log cut to about `limit` characters, keeping its most telling
+    part: the first lines naming an error (or its first 20 lines) and the tail. Both modes
+    that show a model its logs (agent and tools) cut them this way."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    lines = text.splitlines()
+    errors = [ln for ln in lines if "error" in ln.lower()][:15]
+    head = "\n".join(errors) if errors else "\n".join(lines[:20])
+    tail = text[-(limit - min(len(head), limit // 2)) :]
+    return f"{head[: limit // 2]}\n[... trimmed ...]\n{tail}"

@@ -20,10 +20,7 @@ from collections import Counter
 from typing import Any
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
-from pkb_ray.records import CellResult
-
-HARNESS_KEY = "harness_version"
-SOURCE_KEY = "problems.source"
+from pkb_ray.records import HARNESS_KEY, SOURCE_KEY, CellResult
 
 
 def _s(value: Any) -> str:
@@ -67,13 +64,6 @@ def sweep_settings(cfg: RootConfig, device: str, size: str, harness_version: str
     out.update({"eval.device": device, "eval.size": size,
                 SOURCE_KEY: normalized_source(cfg.problems.source), HARNESS_KEY: harness_version})
     return out
-
-
-SWEEP_KEY_PREFIXES = ("eval.", SOURCE_KEY, HARNESS_KEY)
-
-
-def is_sweep_key(key: str) -> bool:
-    return key.startswith(SWEEP_KEY_PREFIXES)
 
 
 def sha16(text: str) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from pkb_ray.agent.feedback import AgentPolicy, conversation
 from pkb_ray.config.schema import ModelConfig, RootConfig
-from pkb_ray.driver.agent import AgentPolicy, conversation
 from pkb_ray.driver.budget import Budget
 from pkb_ray.driver.pipeline import CellState
 from pkb_ray.engine.build import prebuild

@@ -36,11 +36,11 @@ from pkb_ray.driver.checks import (
     typed_config,
 )
 from pkb_ray.driver.cells import finalize
-from pkb_ray.driver.device import DeviceDecision
 from pkb_ray.driver.hardware_probe import SweepProfile
 from pkb_ray.driver.pipeline import CellState, Pipeline
 from pkb_ray.driver.plan import SweepPlan
 from pkb_ray.driver.progress import InFlight, SweepProgress
+from pkb_ray.generation.device import DeviceDecision
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
 from pkb_ray.store.harness_tries import HarnessTries
@@ -84,13 +84,13 @@ class Sweep:
 
     def _plan(self) -> None:
         from pkb_ray.config.validate import ConfigError
-        from pkb_ray.driver.device import decide_device
         from pkb_ray.driver.hardware_probe import sweep_profile
         from pkb_ray.driver.identity import refusal, settings_changes, sweep_settings
         from pkb_ray.driver.plan import at_world_size, build_plan, device_refusals
         from pkb_ray.driver.ray_runtime import init_ray
         from pkb_ray.driver.stages import prompt_context
         from pkb_ray.engine.version import HARNESS_VERSION
+        from pkb_ray.generation.device import decide_device
         from pkb_ray.generation.models import load_model_config
         from pkb_ray.generation.sources import source_for
         from pkb_ray.problems import load_problems

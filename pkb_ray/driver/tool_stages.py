@@ -3,7 +3,8 @@ episode, and each of its pipeline turns is one tool call.
 
     generate -> AgentService.advance (the model's next tool call, on the driver's node)
     build    -> prebuild of the module, for check, benchmark, profile and submit on cuda
-    evaluate -> NodeEvaluator.run_tool, queued on the evaluators with every other task
+    evaluate -> NodeEvaluator.run_tool(execute_on_node, ...), queued on the evaluators with
+                every other task
 
 So an episode waiting for its model holds no evaluator, and its tool calls share the
 cluster's nodes with every other cell's. The episode's journal and kernels_cache make it
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pkb_ray.agent.config import AgentConfig
-from pkb_ray.agent.executor import outcome_of_evaluation
+from pkb_ray.agent.executor import execute_on_node, outcome_of_evaluation
 from pkb_ray.agent.tools import Tool, ToolOutcome
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.budget import Budget
@@ -88,8 +89,8 @@ class ToolStages:
 
     def evaluate(self, evaluator: Any, state: CellState) -> Any:
         turn = state.current
-        return evaluator.run_tool.remote(turn.generation.request, self.base_request(state), self.agent_cfg,
-                                         turn.build)
+        return evaluator.run_tool.remote(execute_on_node, turn.generation.request, self.base_request(state),
+                                         self.agent_cfg, turn.build)
 
     def ping(self, evaluator: Any) -> Any:
         return evaluator.fingerprint.remote()

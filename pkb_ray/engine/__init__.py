@@ -17,6 +17,10 @@ EvalResult. On a Ray cluster: `start_node_evaluators(...)` returns NodeEvaluator
 Nothing here touches CUDA at import time, and nothing is imported until asked for: a
 worker imports pkb_ray.engine.worker (and so this package) inside the sandbox, where the
 driver's libraries (Hydra, Ray, MLflow) are neither needed nor always visible.
+
+May import records, config and problems (the loader, roofline counts, includes). It names
+no caller: the driver, the agent and generation import it, and the tool agent hands
+`NodeEvaluator.run_tool` the tool to run (docs/design.md, Layers).
 """
 
 from __future__ import annotations

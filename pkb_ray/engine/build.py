@@ -2,7 +2,7 @@
 
 A cold `load_inline` of a 30-line kernel takes 47.6 s on the H200 node, almost all of it
 the torch headers; a warm load from TORCH_EXTENSIONS_DIR takes 0.10 s, and the compile
-needs no GPU when TORCH_CUDA_ARCH_LIST matches the ranks' (DESIGN.md). So the candidate is
+needs no GPU when TORCH_CUDA_ARCH_LIST matches the ranks' (docs/design.md). So the candidate is
 imported once in a sandbox (sandbox.py: importing it runs its module code) with no GPU
 device and its own extension directory; what it built is then copied into the extension
 cache under the hash of its source, and the evaluation copies it into the worker's sandbox.

@@ -29,7 +29,7 @@ _DENY_PATTERNS = (
     "ANTHROPIC_*", "GEMINI_*", "XAI_*", "LITELLM_*", "RAY_*", "SSH_*", "GH_*", "GITHUB_*",
 )
 
-# NVLink multicast is off on the H200 nodes on purpose (DESIGN.md); every rank keeps it off.
+# NVLink multicast is off on the H200 nodes on purpose (docs/design.md); every rank keeps it off.
 FORCED = {
     "NCCL_NVLS_ENABLE": "0",
     "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",

@@ -4,7 +4,7 @@
 initialises CUDA in the calling process (the node actor must stay CUDA-free so that the
 rank processes own the GPUs): on cuda it asks nvidia-smi.
 
-`measure_profile()` runs inside a fresh rank process (the launcher starts one) and measures
+`measure_profile()` runs inside a fresh Python process (evaluation.py starts one) and measures
 peer copy bandwidth for every GPU pair, HBM bandwidth and bf16/fp32 matmul rates, and
 records the device facts the prompts state (name, memory, SMs, compute capability, the
 link of every pair from `nvidia-smi topo -m`); the result is cached per fingerprint in

@@ -2,7 +2,7 @@
 one candidate at a time in fresh rank processes.
 
 One actor per GPU breaks symmetric memory (each process sees its GPU as cuda:0 and
-rendezvous fails with "detected allocations from overlapping devices"; DESIGN.md), so on
+rendezvous fails with "detected allocations from overlapping devices"; docs/design.md), so on
 GPU clusters there is one actor per node, in a placement group whose single bundle holds
 all that node's GPUs (STRICT_PACK, pinned to the node), and the actor starts one rank
 process per GPU with CUDA_VISIBLE_DEVICES set to the GPUs Ray gave it.
@@ -16,7 +16,7 @@ workers. If the actor process itself dies (node trouble), Ray restarts it (max_r
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 import ray
 from ray.util.placement_group import placement_group
@@ -54,17 +54,15 @@ class _NodeEvaluator:
         return evaluate(request, self.load_problem, build=build,
                         cuda_visible_devices=self.cuda_visible_devices)
 
-    def run_tool(self, request: Any, base: EvalRequest, agent_cfg: Any, build: BuildResult | None = None) -> Any:
-        """One tool-agent call (agent.tools.ToolRequest -> ToolOutcome): check, benchmark and
-        submit through `evaluate` like any candidate; profile and run in the same sandbox."""
-        from pkb_ray.agent.executor import ToolExecutor  # the agent is not needed otherwise
+    def run_tool(self, tool: Callable[..., Any], *args: Any) -> Any:
+        """`tool(evaluate, cuda_visible_devices, *args)` run on this node: a caller's tool
+        (the tool agent's calls) evaluates through this node's `evaluate` like any candidate
+        and runs on its GPUs. The caller hands its tool in; the engine names no tool."""
 
         def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
             return evaluate(req, self.load_problem, build=b, cuda_visible_devices=self.cuda_visible_devices)
 
-        executor = ToolExecutor(base, agent_cfg, evaluate_fn=evaluate_here,
-                                cuda_visible_devices=self.cuda_visible_devices)
-        return executor.execute(request, build)
+        return tool(evaluate_here, self.cuda_visible_devices, *args)
 
     def close(self) -> None:
         """Stop the judges and every sandbox, and remove this node's run root (the sweep

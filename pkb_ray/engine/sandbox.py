@@ -11,7 +11,7 @@ Under bubblewrap a worker sees: the system's libraries and Python (read-only), t
 own code (read-only, at /opt/pkb), a private writable /tmp shared by the candidate's ranks,
 the GPU device files, and a network namespace of its own (loopback only). It does not see
 the caches, kernels_cache/, sweeps/, the tracking store, the checkout or any home directory.
-Measured on the H200 nodes (DESIGN.md): CUDA and 2-rank symmetric memory work inside, also
+Measured on the H200 nodes (docs/design.md): CUDA and 2-rank symmetric memory work inside, also
 as an unprivileged user with --unshare-user.
 """
 
@@ -629,7 +629,7 @@ def copy_regular_tree(src: str, dst: str, owner: tuple[int, int] | None = None,
 def copy_tree_in(src: str, dst: str, plan: SandboxPlan) -> None:
     """A candidate's prebuilt extensions, copied into a sandbox's directory with their times
     (torch's build sees them up to date and loads them: 0.1 s instead of a 48 s compile,
-    DESIGN.md), owned by the sandbox's user."""
+    docs/design.md), owned by the sandbox's user."""
     copy_regular_tree(src, dst, (plan.uid, plan.gid or plan.uid) if plan.uid is not None else None)
 
 

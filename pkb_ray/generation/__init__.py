@@ -3,6 +3,11 @@
 The driver uses `resolve_models`, `missing_api_key`, `check_model_config` and runs one
 `GenerationService` per model as a Ray async actor; `KernelsCache` is the store it reads.
 `source_for(cfg)` says where a model's candidates come from and what follows (sources.py).
+
+Also owns where candidates run (device.py: `eval.device=auto` against the cluster's nodes,
+decided by the models' candidate sources). May import records, config, problems and the
+engine (its hardware profile and roofline, which the prompts state); the agent and the driver
+import it.
 """
 
 from pkb_ray.generation.kernels_cache import KernelsCache, cache_key, is_cacheable

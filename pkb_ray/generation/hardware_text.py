@@ -34,7 +34,7 @@ NVIDIA H200 GPUs (141 GB HBM3e each, about 4.8 TB/s HBM bandwidth, compute capab
 between two GPUs; a measured peer-read copy reaches about 365 GB/s). Peer access between
 all GPUs works. {MULTICAST_NOTE}
 Software: PyTorch 2.11 with CUDA 13.0."""
-"""The node the harness was designed and first measured on (DESIGN.md, 2 x H200)."""
+"""The node the harness was designed and first measured on (docs/design.md, 2 x H200)."""
 
 NOT_MEASURED = ("No hardware profile could be measured on the evaluating node. What follows "
                 "is the design target the harness was built for, not a measurement of that "

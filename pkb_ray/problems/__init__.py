@@ -1,4 +1,12 @@
-"""The problem suite: the format (spec), the loader, the CPU checks and the PKB importer."""
+"""The problem suite: what a problem is, how it is loaded, and the PKB importer.
+
+Owns the problem format (spec.py), the loader of the built-in suite and of directories,
+the PKB importer (pkb_import.py), the input trees and their checks (args.py), memory
+estimates, `# pkb:include` expansion and `pkb problems list | coverage` (cli.py).
+
+May import records and config only: the engine loads problems, and the suite's check
+(pkb_ray/selfcheck) runs them, from above.
+"""
 
 from pkb_ray.problems.loader import (
     ProblemLoadError,

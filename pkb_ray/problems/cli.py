@@ -1,5 +1,5 @@
-"""`pkb problems list [--json]`, `pkb problems check --world-size N [--ids a,b ...]` and
-`pkb problems coverage`."""
+"""`pkb problems list [--json]` and `pkb problems coverage`. (`pkb problems check` runs the
+references in rank processes: pkb_ray/selfcheck/cli.py adds it to this command.)"""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import argparse
 import dataclasses
 import json
 import sys
-import time
 
 ROOFLINE_WORLD_SIZE = 8
 
 
-def register(subparsers) -> None:
+def register(subparsers) -> argparse._SubParsersAction:
+    """Adds `pkb problems`; returns its subcommands, for selfcheck/cli.py to add `check`."""
     p = subparsers.add_parser("problems", help="list and check the problem suite")
     sub = p.add_subparsers(dest="problems_command", required=True, metavar="SUBCOMMAND")
 
@@ -21,17 +21,11 @@ def register(subparsers) -> None:
     ls.add_argument("--source", default="builtin", help="builtin | DIR | pkb:/path/to/checkout")
     ls.set_defaults(handler=_list)
 
-    ck = sub.add_parser("check", help="run references on CPU/gloo at the small size")
-    ck.add_argument("--world-size", type=int, required=True)
-    ck.add_argument("--ids", nargs="*", default=None, metavar="ID[,ID...]",
-                    help="problem ids, separated by spaces or commas (default: all)")
-    ck.add_argument("--source", default="builtin", help="builtin | DIR | pkb:/path/to/checkout")
-    ck.set_defaults(handler=_check)
-
     cov = sub.add_parser("coverage", help="which native problems cover each upstream PKB id (1-87)")
     cov.add_argument("--source", default="builtin", help="builtin | DIR")
     cov.add_argument("--json", action="store_true", help="print the mapping as JSON")
     cov.set_defaults(handler=_coverage)
+    return sub
 
 
 def problem_summary(problem) -> dict:
@@ -66,31 +60,6 @@ def _list(args: argparse.Namespace) -> int:
             print(f"{s.id:28s} {s.category:18s} {s.title}")
         print(f"{len(loaded.problems)} problems, {len(loaded.errors)} errors", file=sys.stderr)
     return 1 if loaded.errors else 0
-
-
-def split_ids(raw: list[str] | None) -> list[str] | None:
-    """`--ids a b,c` -> [a, b, c]; None (all problems) when none are given."""
-    ids = [i for chunk in raw or [] for i in chunk.split(",") if i.strip()]
-    return [i.strip() for i in ids] or None
-
-
-def _check(args: argparse.Namespace) -> int:
-    from pkb_ray.problems.check import check_problems
-
-    t0 = time.perf_counter()
-    results = check_problems(args.world_size, source=args.source, ids=split_ids(args.ids))
-    for r in results:
-        tail = f"  {r.message}" if r.message else ""
-        if r.truth == "missing":
-            tail += "  (no truth.py: outputs not checked against the un-sharded math)"
-        print(f"{r.status:4s} {r.problem:28s} {r.seconds:6.2f}s{tail}", flush=True)
-        for w in r.warnings:
-            print(f"     warning: {w}", flush=True)
-    fails = sum(not r.ok for r in results)
-    warned = sum(bool(r.warnings) for r in results)
-    print(f"{len(results) - fails}/{len(results)} ok at world size {args.world_size} "
-          f"({warned} with warnings) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    return 1 if fails else 0
 
 
 def _coverage(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ A problem is a directory `problems/<id>/` holding everything about it:
                    dict (str keys) nesting these (args.NATIVE_LEAF_TYPES); outputs nest the
                    same way.
     truth.py       `expected(inputs: list[tuple], world_size) -> list`: every rank's output
-                   computed in one process from all ranks' inputs (tests/problems/test_semantics.py)
+                   computed in one process from all ranks' inputs (tests/selfcheck/test_semantics.py)
     expert.py      optional: a hand-written symmetric-memory candidate (`model=expert`)
 
 Problems imported from an upstream PKB checkout satisfy the same `Problem` interface.

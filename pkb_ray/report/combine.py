@@ -2,7 +2,8 @@
 swept zero-shot, with the feedback agent and with the tool agent, read side by side.
 
 Their cells are combined only when everything that changes a result, other than the mode,
-is the same: each cell's identity (pkb_ray/driver/identity.py), compared by scope:
+is the same: each cell's identity (written by pkb_ray/driver/identity.py; its sweep-wide
+keys are named in pkb_ray/records.py), compared by scope:
 - sweep-wide keys (`eval.*`: device, world size, size, trials, ...; the problems source;
   the harness version) over every cell of every sweep;
 - `problem_version` per problem; `model.*` (model id, endpoint, sampling) per model;
@@ -21,8 +22,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from pkb_ray.driver.identity import is_sweep_key
-from pkb_ray.records import CellResult
+from pkb_ray.records import CellResult, is_sweep_key
 
 NOT_COMPARED = frozenset({"prompt_hash"})
 UNSET = "(unset)"

@@ -1,5 +1,27 @@
-"""Experiment trackers: mirrors of the sweep's journal (pkb_ray/store), behind one protocol."""
+"""Experiment trackers: mirrors of the sweep's journal (pkb_ray/store), behind one protocol.
 
-from pkb_ray.tracking.tracker import SweepSummary, Tracker, trackers_for
+Owns the Tracker protocol (tracker.py), its MLflow implementation (mlflow_tracker.py) and
+`pkb ui` (ui.py). May import records, config and report (the leaderboard's curves);
+the driver imports it. `trackers_for` lives here, above the protocol and every
+implementation, so that the protocol names none of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pkb_ray.config.schema import RootConfig
+from pkb_ray.tracking.tracker import SweepSummary, Tracker
 
 __all__ = ["SweepSummary", "Tracker", "trackers_for"]
+
+
+def trackers_for(cfg: RootConfig, run_params: dict[str, str]) -> list[Tracker]:
+    """The trackers this config enables, opened: MLflow when tracking.enabled."""
+    if not cfg.tracking.enabled:
+        return []
+    from pkb_ray.tracking.mlflow_tracker import MlflowTracker  # mlflow loads only when enabled
+
+    uri = cfg.tracking.uri
+    local = uri.startswith(("sqlite:", "file:")) or "://" not in uri
+    return [MlflowTracker(uri, cfg.sweep.name, Path("mlartifacts") if local else None, run_params)]

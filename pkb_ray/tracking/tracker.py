@@ -1,6 +1,7 @@
 """What a sweep asks of an experiment tracker. The journal (pkb_ray/store) is the source of
 truth; a tracker mirrors it, and `reconcile` brings it back in line after a kill. MLflow
-(mlflow_tracker.py) is one implementation; `trackers_for` picks those the config enables."""
+(mlflow_tracker.py) is one implementation; `trackers_for` (the package's __init__) picks
+those the config enables. This module names no implementation: they import it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from pkb_ray.config.schema import RootConfig
 from pkb_ray.records import CellResult
 
 
@@ -47,13 +47,3 @@ class Tracker(Protocol):
         """End the invocation with `status` (FINISHED, KILLED, FAILED); returns the write
         errors met on the way (each already logged)."""
 
-
-def trackers_for(cfg: RootConfig, run_params: dict[str, str]) -> list[Tracker]:
-    """The trackers this config enables, opened: MLflow when tracking.enabled."""
-    if not cfg.tracking.enabled:
-        return []
-    from pkb_ray.tracking.mlflow_tracker import MlflowTracker
-
-    uri = cfg.tracking.uri
-    local = uri.startswith(("sqlite:", "file:")) or "://" not in uri
-    return [MlflowTracker(uri, cfg.sweep.name, Path("mlartifacts") if local else None, run_params)]

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from pkb_ray.problems import ProblemLoadError, load_problem, load_problems
-from pkb_ray.problems.check import check_problems
+from pkb_ray.selfcheck.check import check_problems
 from pkb_ray.problems.pkb_import import UPSTREAM_CATEGORIES, infer_category
 from pkb_ray.problems.spec import CATEGORIES
 

@@ -9,7 +9,7 @@ Two kinds, one interface:
   (the way symmetric memory shares memory between processes). The judge writes fresh
   inputs into it on its GPU and reads the outputs in place; no copy crosses PCIe.
 Legacy CUDA IPC (cudaIpcGetMemHandle, torch's `_share_cuda_`) fails between processes of
-different users (measured on the H200 nodes, DESIGN.md); a file descriptor passed over a
+different users (measured on the H200 nodes, docs/design.md); a file descriptor passed over a
 Unix socket does not care who the peer is.
 
 The judge's private memory (golden inputs, expected outputs) is never in an arena: the

@@ -1,7 +1,7 @@
 """The NCCL-free guard: while candidate code runs, collectives are refused.
 
 "NCCL-free" cannot be a backend choice alone: the reference needs NCCL on CUDA, and gloo
-runs collectives on CUDA tensors through the host (DESIGN.md). So once the guard is
+runs collectives on CUDA tensors through the host (docs/design.md). So once the guard is
 installed, every Python entry point to a collective refuses to run and raises
 `ForbiddenAPIError`; the refusal is also recorded, so a candidate that catches the
 exception still fails (`violations()`).

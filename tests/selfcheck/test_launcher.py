@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from pkb_ray.engine.launcher import RankFailed, RankGroup, RankSent, run_ranks, send
+from pkb_ray.selfcheck.launcher import RankFailed, RankGroup, RankSent, run_ranks, send
 
 from . import launcher_targets as t
 

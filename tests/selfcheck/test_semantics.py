@@ -2,7 +2,7 @@
 
 One `check_problems` pass per world size (1, 2 and 4; at 1 the problems that declare it in
 test_world_sizes) runs every problem in ONE group of real
-gloo rank processes (pkb_ray/problems/ranks.py) and compares every rank's output with the
+gloo rank processes (pkb_ray/selfcheck/ranks.py) and compares every rank's output with the
 problem's truth.py: the un-sharded math done in one process on all ranks' inputs. A model
 reads the description and the reference: if they disagree with the truth, every candidate
 is judged against the wrong thing.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from pkb_ray.problems import load_problems
-from pkb_ray.problems.check import check_problems
-from pkb_ray.problems.truth import truth_path
+from pkb_ray.selfcheck.check import check_problems
+from pkb_ray.selfcheck.truth import truth_path
 
 PROBLEMS = load_problems().problems
 

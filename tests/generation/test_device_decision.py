@@ -4,7 +4,7 @@ import pytest
 
 from pkb_ray.config import compose_config
 from pkb_ray.config.validate import ConfigError
-from pkb_ray.driver.device import decide_device
+from pkb_ray.generation.device import decide_device
 from omegaconf import OmegaConf
 
 CPU_NODE = {"Alive": True, "Resources": {"CPU": 2.0}}

@@ -29,8 +29,8 @@ import torch
 from pkb_ray.engine.launcher import run_ranks
 from pkb_ray.problems import load_problems
 from pkb_ray.problems.common import import_file
-from pkb_ray.problems.ranks import run_in_ranks
-from pkb_ray.problems.truth import load_truth
+from pkb_ray.selfcheck.ranks import run_in_ranks
+from pkb_ray.selfcheck.truth import load_truth
 
 PID = "gnn_distributed_neighbor_sampling"
 WORLD_SIZE = 2
@@ -139,7 +139,7 @@ def _many_seeds(problem, rank: int, world_size: int) -> int:
 
 def test_every_builtin_reference_stays_in_step_over_many_seeds():
     # `pkb problems check` runs two seeds; a rank-local exit shows on a rarer input. Real gloo
-    # ranks (problems/ranks.py): a rank out of step fails or hangs, and its problem fails.
+    # ranks (selfcheck/ranks.py): a rank out of step fails or hangs, and its problem fails.
     # World size 2 only: 11 s here, where 4 ranks on this 2-core machine take 36 s.
     problems = load_problems().problems
     ids = [pid for pid, p in problems.items() if p.spec.runs_at(WORLD_SIZE)]

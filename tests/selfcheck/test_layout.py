@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from pkb_ray.problems import builtin_dir
-from pkb_ray.problems.check import check_problems
+from pkb_ray.selfcheck.check import check_problems
 
 PID = "ring_attention_backward_dp"
 FIXED = "to_bshd = lambda t: t.transpose(1, 2).to(q.dtype).contiguous()"

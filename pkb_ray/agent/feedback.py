@@ -1,18 +1,41 @@
-"""Agent mode: after each evaluated turn, feed the result back and ask for a revision.
+"""mode=agent: after each evaluated turn, feed the result back and ask for a revision.
 
 A cell continues while its best turn is not correct-and-fast-enough and turns remain. The
 conversation is rebuilt from the cell's turns each time, so nothing but the turns needs to
 survive an interrupt: turn N's response comes from kernels_cache (keyed by turn, not by the
 feedback text, which can differ in timing digits after a re-evaluation) and turn N's
 evaluation from the sweep's turn log.
+
+The driver's stages (driver/stages.py) ask this module; it reads the driver's cells
+through the two protocols below, so that it names nothing of the driver.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, Sequence
 
-from pkb_ray.driver.pipeline import CellState, Turn
-from pkb_ray.records import EvalResult, FailureClass
+from pkb_ray.agent.redact import trim_log
+from pkb_ray.records import EvalResult, FailureClass, Generation
+
+
+class Turn(Protocol):
+    """What feedback reads of one turn of a cell (driver/pipeline.py's Turn)."""
+
+    @property
+    def generation(self) -> Generation: ...
+
+    def outcome(self) -> EvalResult | None: ...
+
+
+class CellState(Protocol):
+    """What feedback reads of a cell (driver/pipeline.py's CellState)."""
+
+    @property
+    def turns(self) -> Sequence[Turn]: ...
+
+    @property
+    def current(self) -> Turn: ...
 
 MAX_LOG_CHARS = 3000
 """Compiler and runtime logs are trimmed to their most telling part (the first errors and
@@ -39,17 +62,6 @@ class AgentPolicy:
         if turn.generation.failure is not None and turn.generation.failure != FailureClass.NO_CODE:
             return False  # the API refused or the key is bad: another turn will not help
         return not any(self.good_enough(t.outcome()) for t in state.turns)
-
-
-def trim_log(text: str, limit: int = MAX_LOG_CHARS) -> str:
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    lines = text.splitlines()
-    errors = [ln for ln in lines if "error" in ln.lower()][:15]
-    head = "\n".join(errors) if errors else "\n".join(lines[:20])
-    tail = text[-(limit - min(len(head), limit // 2)) :]
-    return f"{head[: limit // 2]}\n[... trimmed ...]\n{tail}"
 
 
 def feedback_message(turn: Turn) -> str:
@@ -87,9 +99,9 @@ def feedback_message(turn: Turn) -> str:
         err = f", max abs error {ev.max_abs_error:.4g}" if ev.max_abs_error is not None else ""
         parts.append(f"Worst mismatch at {' '.join(where)}{err}.")
     if ev.failure == FailureClass.COMPILE_ERROR and ev.build_log:
-        parts.append("Compiler output:\n" + trim_log(ev.build_log))
+        parts.append("Compiler output:\n" + trim_log(ev.build_log, MAX_LOG_CHARS))
     elif ev.log and ev.failure not in (FailureClass.INCORRECT,):
-        parts.append("Log:\n" + trim_log(ev.log))
+        parts.append("Log:\n" + trim_log(ev.log, MAX_LOG_CHARS))
     if ev.flags:
         parts.append("The static check flagged: " + ", ".join(ev.flags))
     parts.append("Fix it and reply with the complete module in one fenced python block.")

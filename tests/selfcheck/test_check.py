@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from pkb_ray.problems.check import check_problems
+from pkb_ray.selfcheck.check import check_problems
 from tests.problems.helpers import copy_problem
 
 

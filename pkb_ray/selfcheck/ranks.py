@@ -7,9 +7,9 @@ a collective it skipped. The parent notices (all ranks reported, or one reported
 and the rest stay silent for `grace_s`, or a problem overruns its time), kills the group,
 marks that problem failed and starts a fresh group for the problems after it.
 
-Used by `pkb problems check` (task: check.check_one) and by tests/problems/test_semantics.py
+Used by `pkb problems check` (task: check.check_one) and by tests/selfcheck/test_semantics.py
 (task: the outputs, compared with each problem's truth.py). The processes are started by
-the harness's one rank launcher (engine/launcher.py); ranks report on their own pipes.
+the harness's one rank launcher (launcher.py); ranks report on their own pipes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Callable
 
-from pkb_ray.engine.launcher import RankExited, RankFailed, RankGroup, RankSent, describe, send
+from pkb_ray.selfcheck.launcher import RankExited, RankFailed, RankGroup, RankSent, describe, send
 from pkb_ray.problems.memory import ProblemTooLarge
 
 Task = Callable[[Any, int, int], Any]

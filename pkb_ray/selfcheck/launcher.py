@@ -1,7 +1,7 @@
 """Start N rank processes, hear what each says, kill them all when time is up.
 
 The one place the harness's tools start rank processes: `pkb problems check` and the
-semantics tests (problems/ranks.py), and the GPU scripts in scripts/. (Candidate code runs
+semantics tests (ranks.py), and the GPU scripts in scripts/. (Candidate code runs
 elsewhere: the engine's judges start sandboxed workers through engine/sandbox.py.)
 
 - Spawn, never fork: a forked child inherits the parent's threads' locks and any CUDA or
@@ -66,7 +66,7 @@ Event = Union[RankSent, RankReturned, RankFailed, RankExited]
 def send(value: Any) -> None:
     """In a rank process: send `value` to the parent (a RankSent event there)."""
     if _channel is None:
-        raise RuntimeError("send() is for rank processes started by pkb_ray.engine.launcher")
+        raise RuntimeError("send() is for rank processes started by pkb_ray.selfcheck.launcher")
     _channel.send(RankSent(_rank, value))
 
 

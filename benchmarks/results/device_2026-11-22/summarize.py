@@ -1,6 +1,8 @@
 """Summarize a device run's sweep journals and timing-variant benchmarks as Markdown.
 
-    python scripts/summarize_device_results.py benchmarks/results/device_2026-11-22
+    python benchmarks/results/device_2026-11-22/summarize.py benchmarks/results/device_2026-11-22
+
+It reads the files of that one run (2 x H200, 2026-11-22) and lives beside them.
 
 Reads experts_journal.jsonl / refs_journal.jsonl (written by `scripts/device_verify.sh
 sweep refs`) and bench_eval_cuda_*.json (bench_eval.py --tag runs); writes SUMMARY.md.

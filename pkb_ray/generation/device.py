@@ -1,4 +1,8 @@
-"""Where candidates run: resolve `eval.device=auto` against the Ray cluster's nodes."""
+"""Where candidates run: resolve `eval.device=auto` against the Ray cluster's nodes.
+
+It sits with the candidate sources (sources.py) because they decide it: whether each model's
+candidates can run on CPU and whether they cost an API call. The sweep (driver/sweep.py)
+and `pkb agent run` (agent/cli.py) both decide by this one rule."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import yaml
 from pkb_ray.cli import main as pkb
 from pkb_ray.driver.plan import at_world_size
 from pkb_ray.problems import load_problem, load_problems
-from pkb_ray.problems.check import check_problems
+from pkb_ray.selfcheck.check import check_problems
 from tests.problems.helpers import copy_problem
 
 PROBLEMS = load_problems().problems

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pkb_ray.problems.ranks import ProblemRun, run_in_ranks
-from pkb_ray.problems.truth import TruthError, first_mismatch, load_truth, pack, truth_path
+from pkb_ray.selfcheck.ranks import ProblemRun, run_in_ranks
+from pkb_ray.selfcheck.truth import TruthError, first_mismatch, load_truth, pack, truth_path
 
 SEED_A = 1234
 SEED_B = 4321
@@ -105,7 +105,7 @@ def check_one(problem, rank: int, world_size: int) -> dict:
     import torch
 
     from pkb_ray.problems import args as tree
-    from pkb_ray.problems.layout import watch_layouts
+    from pkb_ray.selfcheck.layout import watch_layouts
     from pkb_ray.problems.memory import host_bytes_per_rank, require_fits
 
     upstream = problem.is_upstream

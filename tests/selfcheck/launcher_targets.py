@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from pkb_ray.engine.launcher import send
+from pkb_ray.selfcheck.launcher import send
 
 
 def echo(rank: int, world_size: int, n: int) -> dict:
