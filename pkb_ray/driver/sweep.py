@@ -68,6 +68,9 @@ class Sweep:
         self._pipeline: Pipeline | None = None
         self._labels: dict[int, str] = {}
         self.profile: SweepProfile | None = None
+        self.fallback = ""
+        """`asked -> ran: why` when the device decision replaced the models (else "")."""
+        self.problem_note = ""
 
     # -- 1. plan ---------------------------------------------------------------------
     def plan(self) -> int | None:
@@ -93,18 +96,24 @@ class Sweep:
         from pkb_ray.problems import load_problems
 
         cfg = self.cfg = typed_config(self.dcfg)
+        if not cfg.sweep.fresh and self._nothing_to_run():
+            raise Refused(EXIT_OK)
         usable = sweep_models(cfg)
-        problem_set = load_problems(cfg.problems.source, list(cfg.problems.ids) or None)
-        for err in problem_set.errors:
-            say(f"pkb: {err}")
-        if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
-            raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
-        self.problems, left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
-        if left_out:
-            say(f"pkb: {left_out}")
-        if not self.problems:
-            raise refuse(f"pkb: no selected problem runs at eval.world_size={cfg.eval.world_size}")
-        self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
+
+        def select(ids: list[str]) -> None:
+            problem_set = load_problems(cfg.problems.source, ids or None)
+            for err in problem_set.errors:
+                say(f"pkb: {err}")
+            if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
+                raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
+            self.problems, left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
+            if left_out:
+                say(f"pkb: {left_out}")
+            if not self.problems:
+                raise refuse(f"pkb: no selected problem runs at eval.world_size={cfg.eval.world_size}")
+            self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
+
+        select(list(cfg.problems.ids))
 
         import ray
 
@@ -116,10 +125,18 @@ class Sweep:
             decision = self.decision = decide_device(cfg, usable, ray.nodes())
         except ConfigError as exc:
             raise refuse(f"pkb: {exc}")
+        if decision.models:
+            self.fallback = (f"{','.join(m.name for m in usable)} -> {','.join(decision.models)}: "
+                             f"no Ray node with >= {cfg.eval.world_size} GPUs (CPU self-check)")
+            usable = [load_model_config(name) for name in decision.models]
+        if decision.device == "cpu" and cfg.problems.cpu_ids and not cfg.problems.ids:
+            select(list(cfg.problems.cpu_ids))  # problems=auto on CPU: the representative set
+            self.problem_note = (f"{len(self.problems)} representative problems, one per category "
+                                 "(problems=all runs every problem)")
         if decision.notice:
             say(decision.notice)
-        if decision.models:
-            usable = [load_model_config(name) for name in decision.models]
+        if self.problem_note:
+            say(f"pkb: {self.problem_note}")
         refused = device_refusals(usable, decision.device)
         if refused:
             raise refuse("pkb: " + "\n  ".join(refused) + "\nNothing ran. Evaluate on GPUs (eval.device=cuda "
@@ -144,6 +161,48 @@ class Sweep:
         changes = settings_changes(recorded, settings)
         if changes:
             raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
+
+    # The last invocation's plan: its config's digest and the record ids it planned. A
+    # re-run of the same command whose cells are all recorded needs neither Ray nor models
+    # (starting Ray alone took 24 s on a 2-core machine, 2026-11-24): checked first.
+    PLAN_FILE = "plan.json"
+
+    def _config_digest(self) -> str:
+        import hashlib
+        import json
+
+        from pkb_ray.engine.version import HARNESS_VERSION
+
+        text = json.dumps([OmegaConf.to_container(self.dcfg, resolve=True), HARNESS_VERSION],
+                          sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _nothing_to_run(self) -> bool:
+        """True (and said) when the last plan of this very config is wholly recorded."""
+        import json
+
+        sweep_dir = Path(self.cfg.sweep.root) / self.cfg.sweep.name
+        try:
+            saved = json.loads((sweep_dir / self.PLAN_FILE).read_text(encoding="utf-8"))
+            if saved.get("config_sha256") != self._config_digest():
+                return False
+            planned = set(saved["record_ids"])
+            done = {r.record_id for r in read_journal(sweep_dir / "journal.jsonl")}
+        except (OSError, ValueError, KeyError, TypeError, RecordError):
+            return False  # no usable plan: plan the ordinary way
+        if not planned or not planned <= done:
+            return False
+        say(f"pkb: sweep {self.cfg.sweep.name!r}: all {len(planned)} cells done; nothing to run "
+            f"(leaderboard {sweep_dir / 'leaderboard.md'}; sweep.fresh=true starts over)")
+        return True
+
+    def _keep_plan(self) -> None:
+        import json
+
+        path = self.sweep_dir / self.PLAN_FILE
+        path.write_text(json.dumps({"config_sha256": self._config_digest(),
+                                    "record_ids": sorted(self.sweep_plan.planned_ids().values())}),
+                        encoding="utf-8")
 
     def _require_tools(self, models: list[ModelConfig]) -> None:
         """mode=tools: every model must call tools (said before anything runs)."""
@@ -171,8 +230,8 @@ class Sweep:
         # Every check passed: from here on the sweep's directory changes.
         journal = self.journal = Journal(self.sweep_dir / "journal.jsonl", fresh=cfg.sweep.fresh)
         try:
-            append_invocation(self.sweep_dir / "config.yaml", OmegaConf.to_container(self.dcfg),
-                              plan.sweep_settings)
+            append_invocation(self.sweep_dir / "config.yaml", self._ran_config(), plan.sweep_settings)
+            self._keep_plan()
             for note in plan.notes:
                 say(f"pkb: {note}")
             self.pending = plan.pending(journal.done_ids())
@@ -199,6 +258,18 @@ class Sweep:
             if self.turn_log:
                 self.turn_log.close()
 
+    def _ran_config(self) -> dict[str, Any]:
+        """The composed config as it ran: the models and problems the device decision chose
+        (a CPU fallback recorded `model: expert` before, though `reference` ran), and why."""
+        config: dict[str, Any] = OmegaConf.to_container(self.dcfg)  # type: ignore[assignment]
+        if self.fallback:
+            config["model"] = OmegaConf.to_container(OmegaConf.structured(self.models[0]))
+            config["models"] = [m.name for m in self.models]
+            config["fallback"] = self.fallback
+        if self.problem_note:
+            config["problems"]["ids"] = sorted(self.problems)
+        return config
+
     def _run_params(self) -> dict[str, str]:
         cfg, plan = self.cfg, self.sweep_plan
         return {
@@ -209,6 +280,7 @@ class Sweep:
             "attempts": str(cfg.attempts),
             "mode": cfg.mode.name,
             "cells_planned": str(len(plan.cells)),
+            **({"fallback": self.fallback} if self.fallback else {}),
         }
 
     def _current(self) -> list[CellResult]:

@@ -143,7 +143,9 @@ def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
     if not grouped:
         return None
     thresholds = [i / 20 for i in range(0, 81)]  # p from 0 to 4 in steps of 0.05
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    # Constrained layout keeps the title and legend inside the figure; tight_layout warned
+    # ("not compatible") on every sweep with a long title (2026-11-24).
+    fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     for (model, mode), per_problem in sorted(grouped.items()):
         k = max(len(c) for c in per_problem.values())
         ys = [fast_p_at_k(per_problem, p, k) for p in thresholds]
@@ -155,13 +157,12 @@ def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
     ax.set_ylim(0, 1.02)
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper right", framealpha=0.9)  # curves fall to the right
     facts = sweep_facts(results)
     title = f"fast_p: correct and faster than the reference by more than p\n{facts.short()}"
     if facts.on_cpu:
         title += "\nCPU run: not a measurement of GPU speed"
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
