@@ -27,7 +27,10 @@ class Refused(Exception):
 
 
 def say(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    """A message to the user, wrapped to the terminal's width (COLUMNS; 100 in a log)."""
+    from pkb_ray.report.fit import wrap
+
+    print(wrap(msg), file=sys.stderr, flush=True)
 
 
 def refuse(msg: str) -> Refused:

@@ -15,6 +15,7 @@ sweep is said here or in driver/checks.py.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import traceback
 from pathlib import Path
@@ -40,10 +41,14 @@ from pkb_ray.driver.device import DeviceDecision
 from pkb_ray.driver.hardware_probe import SweepProfile
 from pkb_ray.driver.pipeline import CellState, Pipeline
 from pkb_ray.driver.plan import SweepPlan
-from pkb_ray.driver.progress import InFlight, SweepProgress
+from pkb_ray.driver.progress import SECONDS_PER_CELL, InFlight, SweepProgress, _duration, estimate_s
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
 from pkb_ray.tracking import SweepSummary, Tracker, trackers_for
+
+# MLflow logs its database set-up at INFO ("Creating initial MLflow database tables...") on
+# every new store: library chatter in a newcomer's first output. Warnings still show.
+os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
 
 
 class Sweep:
@@ -71,6 +76,7 @@ class Sweep:
         self.fallback = ""
         """`asked -> ran: why` when the device decision replaced the models (else "")."""
         self.problem_note = ""
+        self.left_out = ""
 
     # -- 1. plan ---------------------------------------------------------------------
     def plan(self) -> int | None:
@@ -106,10 +112,10 @@ class Sweep:
                 say(f"pkb: {err}")
             if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
                 raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
-            self.problems, left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
-            if left_out:
-                say(f"pkb: {left_out}")
+            self.problems, self.left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
             if not self.problems:
+                if self.left_out:
+                    say(f"pkb: {self.left_out}")
                 raise refuse(f"pkb: no selected problem runs at eval.world_size={cfg.eval.world_size}")
             self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
 
@@ -133,6 +139,8 @@ class Sweep:
             select(list(cfg.problems.cpu_ids))  # problems=auto on CPU: the representative set
             self.problem_note = (f"{len(self.problems)} representative problems, one per category "
                                  "(problems=all runs every problem)")
+        if self.left_out:  # of the final selection (the representative set may leave none out)
+            say(f"pkb: {self.left_out}")
         if decision.notice:
             say(decision.notice)
         if self.problem_note:
@@ -239,6 +247,11 @@ class Sweep:
                 f"already recorded, {len(self.pending)} to run on {decision.device} "
                 f"(world size {cfg.eval.world_size}, {decision.size} sizes, {cfg.eval.trials} trials, "
                 f"harness {HARNESS_VERSION}); journal {journal.path}")
+            if self.pending:
+                say(f"pkb: estimate: about {_duration(self._estimate_s())} for {len(self.pending)} cells "
+                    f"(measured {SECONDS_PER_CELL.get(decision.device, 0):g} s per cell on "
+                    f"{decision.device}{'' if self._evaluators() == 1 else f' / {self._evaluators()} evaluators'}"
+                    f"{'; model replies not included' if self._calls_api() else ''})")
             self.trackers = trackers_for(cfg, self._run_params())
             for tracker in self.trackers:
                 relogged = tracker.reconcile(self._current(), fresh=cfg.sweep.fresh)
@@ -257,6 +270,18 @@ class Sweep:
             journal.close()
             if self.turn_log:
                 self.turn_log.close()
+
+    def _evaluators(self) -> int:
+        d = self.decision
+        return max(1, d.gpu_nodes) if d.device == "cuda" else max(1, self.cfg.cluster.cpu_evaluators)
+
+    def _estimate_s(self) -> float:
+        return estimate_s(self.decision.device, len(self.pending), self._evaluators())
+
+    def _calls_api(self) -> bool:
+        from pkb_ray.generation.sources import source_for
+
+        return any(source_for(m).calls_api for m in self.models)
 
     def _ran_config(self) -> dict[str, Any]:
         """The composed config as it ran: the models and problems the device decision chose
@@ -295,7 +320,8 @@ class Sweep:
 
         cfg = self.cfg
         per_model = {m.name: sum(1 for c in self.pending if c.key.model == m.name) for m in self.models}
-        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress)
+        prior = SECONDS_PER_CELL.get(self.decision.device, 0) / self._evaluators() if self.pending else None
+        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress, prior_s_per_cell=prior)
         try:
             evaluators = self._start_evaluators() if self.pending else []
             models = {m.name: m for m in self.models}
@@ -402,7 +428,10 @@ class Sweep:
         title = f"sweep {cfg.sweep.name}: {len(records)} cells recorded"
         report = build_report(records, self.sweep_dir, title)
         if records:
-            print_leaderboard(report, title)
+            from pkb_ray.driver.device import SELF_CHECK_MODEL
+
+            print_leaderboard(report, title,
+                              self_check=all(m.name == SELF_CHECK_MODEL for m in self.models))
         say(f"pkb: {self.progress.summary()}; leaderboard {report.markdown_path} (per problem: "
             f"{report.problems_csv_path.name}, heatmap: {report.heatmap_path.name if report.heatmap_path else '-'})")
         if not self.trackers:

@@ -213,35 +213,59 @@ def _display_row(s: ModelSummary) -> dict[str, str]:
     return row
 
 
-def print_leaderboard(report: Report, title: str) -> None:
-    import sys
+# The totals' columns, the most useful first: dropped from the end to fit the terminal.
+TOTALS_PRIORITY = ("model", "pass@1", "geomean x", "fast_1@k", "cells", "ok/wrong/failed/implaus.",
+                   "pass@k", "mode", "cost $", "k", "sig_fast_1@k", "fast_1.5@k", "fast_2@k",
+                   "launch-bound", "sig_fast_1.5@k", "sig_fast_2@k")
 
+
+def print_leaderboard(report: Report, title: str, wide: bool = False, self_check: bool = False) -> None:
+    """The totals and per-problem tables, fitted to the terminal (columns left out by
+    priority, and named); `wide`: every column, whatever the width. `self_check`: the
+    candidates were the references themselves, which the figures are read against."""
     from rich.console import Console
     from rich.table import Table
 
-    # Logs and CI are not terminals: give the tables room instead of rich's 80 columns.
-    console = Console(width=None if sys.stdout.isatty() else 200)
+    from pkb_ray.report.fit import fit_columns, terminal_width
+
+    width = terminal_width()
+    console = Console(width=100_000 if wide else width, soft_wrap=wide)
     console.print(f"[bold]{title}[/bold]")
     for line in (report.facts.header() if report.facts else []):
         console.print(line, highlight=False)
-    rows = [_display_row(s) for s in report.summaries]
-    cols: list[str] = []
-    for row in rows:
-        cols += [c for c in row if c not in cols]
-    table = Table(title="totals per model")
-    for c in cols:
-        table.add_column(c, justify="left" if c in ("model", "mode") else "right", no_wrap=True)
-    for row in rows:
-        table.add_row(*[row.get(c, "-") for c in cols])
-    console.print(table)
+    if self_check:
+        console.print("Self-check: each problem's reference ran as its own candidate. These figures "
+                      "measure the harness, not a model: pass@1 should be 1.0 and a speedup near 1.0x "
+                      "(the reference timed against itself).", highlight=False)
+    left_out: list[str] = []
+
+    def fitted(name: str, rows: list[dict[str, str]], priority: tuple[str, ...],
+               justify_left: tuple[str, ...]) -> Table:
+        cols: list[str] = []
+        for row in rows:
+            cols += [c for c in row if c not in cols]
+        if not wide:
+            cols, dropped = fit_columns(cols, rows, priority, width)
+            if dropped:
+                left_out.append(f"{', '.join(dropped)} (of {name!r})")
+        table = Table(title=name)
+        for c in cols:
+            table.add_column(c, justify="left" if c in justify_left else "right", no_wrap=True)
+        for row in rows:
+            table.add_row(*[row.get(c, "-") for c in cols])
+        return table
+
+    console.print(fitted("totals per model", [_display_row(s) for s in report.summaries],
+                         TOTALS_PRIORITY, ("model", "mode")))
     if report.problems is not None and report.problems.rows:
-        per = Table(title="per problem: best correct speedup, or why none was correct")
         rows_p = report.problems.as_dicts()
-        for c in rows_p[0]:
-            per.add_column(c, justify="left" if c in ("problem", "category") else "right", no_wrap=True)
-        for row in rows_p:
-            per.add_row(*row.values())
-        console.print(per)
+        models = [c for c in rows_p[0] if c not in ("problem", "category")]
+        console.print(fitted("per problem: best correct speedup, or why none was correct", rows_p,
+                             ("problem", *models, "category"), ("problem", "category")))
+    if left_out:
+        console.print(f"Left out to fit {width} columns: {'; '.join(left_out)}. "
+                      "`pkb report SWEEP_NAME --wide` shows every column; leaderboard.md has them all.",
+                      highlight=False)
     side = comparison_table(report.summaries)
     if side is not None:
         console.print(side)
