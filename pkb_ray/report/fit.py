@@ -21,9 +21,21 @@ def terminal_width() -> int:
     return max(40, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
 
 
+def wraps_messages() -> bool:
+    """Messages wrap on a terminal or where COLUMNS says a width; a log without COLUMNS keeps
+    one message a line, so that grep finds a phrase whole."""
+    import os
+    import sys
+
+    return bool(os.environ.get("COLUMNS")) or sys.stderr.isatty()
+
+
 def wrap(text: str, width: int | None = None, indent: str = "  ") -> str:
     """Each line of `text` wrapped at spaces to `width` (continuations indented); words
-    (paths, URLs) are never broken, so a line longer than `width` is one unbreakable word."""
+    (paths, URLs) are never broken, so a line longer than `width` is one unbreakable word.
+    Without `width`: the terminal's, or no wrapping at all where wraps_messages() is False."""
+    if width is None and not wraps_messages():
+        return text
     width = width or terminal_width()
     out = []
     for line in text.splitlines() or [""]:

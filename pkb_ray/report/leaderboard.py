@@ -262,10 +262,17 @@ def print_leaderboard(report: Report, title: str, wide: bool = False, self_check
         models = [c for c in rows_p[0] if c not in ("problem", "category")]
         console.print(fitted("per problem: best correct speedup, or why none was correct", rows_p,
                              ("problem", *models, "category"), ("problem", "category")))
+    side_rows = mode_comparison(report.summaries)
+    if side_rows:
+        cols = list(side_rows[0])
+        if not wide:  # per mode: pass@1 and geomean first, the significance columns last
+            metric_rank = {m: i for i, m in enumerate(("pass@1", "geomean x", "fast_1@1", "cost $"))}
+            priority = sorted(cols, key=lambda c: (c != "model", metric_rank.get(c.split(" ", 1)[-1], 9)))
+            cols, dropped = fit_columns(cols, side_rows, tuple(priority), width)
+            if dropped:
+                left_out.append(f"{', '.join(dropped)} (of 'modes side by side')")
+        console.print(comparison_table(report.summaries, cols))
     if left_out:
         console.print(f"Left out to fit {width} columns: {'; '.join(left_out)}. "
                       "`pkb report SWEEP_NAME --wide` shows every column; leaderboard.md has them all.",
                       highlight=False)
-    side = comparison_table(report.summaries)
-    if side is not None:
-        console.print(side)

@@ -48,7 +48,10 @@ def test_reference_smoke_sweep_records_every_cell(run_sweep_cli, tmp_path):
     # Re-running the same command records nothing new and makes no duplicate run.
     again = run_sweep_cli("model=reference", "problems=smoke", "eval.device=cpu", "attempts=2",
                           "sweep.name=smoke")
-    assert "6 already recorded, 0 to run" in again.stderr
+    # A done sweep answers before Ray starts: the same command, all cells recorded.
+    assert "all 6 cells done; nothing to run" in again.stderr
+    config_docs = (tmp_path / "sweeps" / "smoke" / "config.yaml").read_text().count("invoked_at:")
+    assert config_docs == 1  # the no-op run planned nothing and noted no invocation
     runs = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'cell'")
     assert len(runs) == 6
 
