@@ -55,7 +55,8 @@ def _as_written(words: list[str], optional: bool) -> list[str]:
     """The words with `[...]` groups left out, or given (`optional`), `a|b` as `a`."""
     text = " ".join(words)
     text = re.sub(r"\[([^\]]*)\]", r"\1" if optional else "", text)
-    return [w.split("|")[0] if "|" in w and "=" not in w else w for w in text.split()]
+    words = [w.split("|")[0] if "|" in w and "=" not in w else w for w in text.split()]
+    return ["2" if w == "N" else w for w in words]  # N: a number
 
 
 COMMANDS = readme_commands()
