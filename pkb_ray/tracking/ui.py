@@ -80,6 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=5000)
     p.add_argument("--start-timeout-s", type=float, default=120.0,
                    help="give up when the server has not answered by then")
+    p.add_argument("--no-browser", dest="browser", action="store_false",
+                   help="do not open a browser on the newest sweep's runs (opened only with a display)")
     p.set_defaults(handler=_run)
 
 
@@ -99,16 +101,32 @@ def _run(args: argparse.Namespace) -> int:
             return 1
         print(f"pkb ui: MLflow UI at {base} (store {args.uri}; up in {took:.1f} s; Ctrl-C stops it)",
               flush=True)
-        sweeps = [e for e in experiments(base) if e.get("name") != "Default"]
-        for e in sorted(sweeps, key=lambda e: -int(e.get("last_update_time", 0))):
-            print(f"  sweep {e['name']}: {runs_url(base, e['experiment_id'])}", flush=True)
+        sweeps = sorted((e for e in experiments(base) if e.get("name") != "Default"),
+                        key=lambda e: -int(e.get("last_update_time", 0)))
         if not sweeps:
             print("  no sweep recorded in this store yet", flush=True)
+        else:
+            # MLflow's own home page is its GenAI overview, not the runs: open the newest
+            # sweep's runs table in the pkb view (cells flat, the comparison columns first).
+            newest = runs_url(base, sweeps[0]["experiment_id"])
+            print(f"pkb ui: open {newest}  (the newest sweep, {sweeps[0]['name']!r}: its runs, "
+                  "one per cell)", flush=True)
+            for e in sweeps[1:]:
+                print(f"  sweep {e['name']}: {runs_url(base, e['experiment_id'])}", flush=True)
+            if args.browser and _has_display():
+                import webbrowser
+
+                webbrowser.open(newest)
         return proc.wait()
     except KeyboardInterrupt:
         return 0
     finally:
         _stop_group(proc)
+
+
+def _has_display() -> bool:
+    """A graphical session to open a browser in (a headless server would get a text browser)."""
+    return sys.platform == "darwin" or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def _stop_group(proc: subprocess.Popen) -> None:
