@@ -17,9 +17,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -29,13 +31,17 @@ OFFLINE_ENV = {
 
 
 def server_command(uri: str, host: str, port: int) -> list[str]:
+    # Warnings only: the server printed a line per HTTP request and its start-up chatter
+    # around the one line pkb ui prints for the user (the URL to open).
     return [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
-            "--host", host, "--port", str(port), "--workers", "1"]
+            "--host", host, "--port", str(port), "--workers", "1",
+            "--uvicorn-opts", "--no-access-log --log-level warning"]
 
 
 def server_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env.update(OFFLINE_ENV)
+    env.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     return env
 
 
@@ -87,9 +93,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     base = f"http://{args.host}:{args.port}"
+    # The server's own start-up lines (registry URI, security middleware, a Starlette
+    # deprecation) go to a log, shown when it fails: the user's screen holds the URL to open.
+    log_path = Path(tempfile.gettempdir()) / f"pkb-ui-{args.port}.log"
+    log = open(log_path, "w", encoding="utf-8")
     # Its own process group, stopped as a whole below: the server's workers are its children.
     proc = subprocess.Popen(server_command(args.uri, args.host, args.port), env=server_env(),
-                            start_new_session=True)
+                            start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
     # SIGTERM (a supervisor, `kill`) must stop the server too, not only this process: the
     # default action skips `finally` and left an orphaned server holding the port.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
@@ -97,10 +108,12 @@ def _run(args: argparse.Namespace) -> int:
         try:
             took = wait_until_up(base, args.start_timeout_s, proc)
         except (TimeoutError, RuntimeError) as exc:
-            print(f"pkb ui: {exc}", file=sys.stderr)
+            tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
+            print(f"pkb ui: {exc}; the server's log ({log_path}) ends:\n  " + "\n  ".join(tail),
+                  file=sys.stderr)
             return 1
-        print(f"pkb ui: MLflow UI at {base} (store {args.uri}; up in {took:.1f} s; Ctrl-C stops it)",
-              flush=True)
+        print(f"pkb ui: MLflow UI at {base} (store {args.uri}; up in {took:.1f} s; Ctrl-C stops it; "
+              f"server log {log_path})", flush=True)
         sweeps = sorted((e for e in experiments(base) if e.get("name") != "Default"),
                         key=lambda e: -int(e.get("last_update_time", 0)))
         if not sweeps:
