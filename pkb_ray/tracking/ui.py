@@ -69,6 +69,26 @@ def experiments(base_url: str) -> list[dict]:
         return json.load(resp).get("experiments", [])
 
 
+def cell_run_count(base_url: str, experiment_id: str) -> int:
+    """The sweep's cell runs (REST, paged): the count the journal holds, said beside the URL
+    because MLflow's table loads 100 runs at a time and says "100 matching runs" for 107."""
+    from pkb_ray.tracking.mlflow_tracker import KIND_TAG
+
+    count, token = 0, None
+    while True:
+        body = {"experiment_ids": [experiment_id], "filter": f"tags.`{KIND_TAG}` = 'cell'",
+                "max_results": 1000, **({"page_token": token} if token else {})}
+        req = urllib.request.Request(base_url + "/ajax-api/2.0/mlflow/runs/search", method="POST",
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            page = json.load(resp)
+        count += len(page.get("runs", []))
+        token = page.get("next_page_token")
+        if not token:
+            return count
+
+
 def runs_url(base_url: str, experiment_id: str) -> str:
     """The experiment's runs table, in the model-training view, with the saved `pkb` view
     (cells flat, comparison columns; see mlflow_tracker.runs_view)."""
@@ -122,8 +142,10 @@ def _run(args: argparse.Namespace) -> int:
             # MLflow's own home page is its GenAI overview, not the runs: open the newest
             # sweep's runs table in the pkb view (cells flat, the comparison columns first).
             newest = runs_url(base, sweeps[0]["experiment_id"])
-            print(f"pkb ui: open {newest}  (the newest sweep, {sweeps[0]['name']!r}: its runs, "
-                  "one per cell)", flush=True)
+            n = cell_run_count(base, sweeps[0]["experiment_id"])
+            more = "; MLflow loads 100 at a time: 'Load more' shows the rest" if n > 100 else ""
+            print(f"pkb ui: open {newest}  (the newest sweep, {sweeps[0]['name']!r}: {n} run{'s' if n != 1 else ''}, "
+                  f"one per cell{more})", flush=True)
             for e in sweeps[1:]:
                 print(f"  sweep {e['name']}: {runs_url(base, e['experiment_id'])}", flush=True)
             if args.browser and _has_display():

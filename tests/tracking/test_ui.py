@@ -51,7 +51,7 @@ def test_pkb_ui_serves_the_runs_page_offline(tmp_path):
         assert any("MLflow UI at" in x for x in lines), "".join(lines)
         # The newest sweep's runs table is the page to open, named first.
         url = next(x for x in lines if "pkb ui: open " in x).split()[3]
-        assert "'sw'" in lines[-1]
+        assert "'sw': 1 run, one per cell" in lines[-1]  # the count of cells, as the journal has it
         assert "workflowType=machine_learning" in url and "viewStateShareKey=pkb" in url
         base = f"http://127.0.0.1:{port}"
         with urllib.request.urlopen(base + "/", timeout=10) as page:  # the runs page (SPA)
