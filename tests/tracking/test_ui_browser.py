@@ -73,7 +73,9 @@ def test_pkb_ui_opens_on_the_comparison_in_a_browser(tmp_path):
          "--start-timeout-s", str(START_LIMIT_S)],
         cwd=tmp_path, env=scrubbed_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        url = next(line.split()[3] for line in proc.stdout if line.startswith("pkb ui: open "))
+        opened = next(line for line in proc.stdout if line.startswith("pkb ui: open "))
+        url = opened.split()[3]
+        assert f"'browser_sweep': {len(recorded)} runs, one per cell" in opened
         driver.get(url)
         text = ""
         deadline = time.monotonic() + 60
