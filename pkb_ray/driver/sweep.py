@@ -181,9 +181,28 @@ class Sweep:
 
         from pkb_ray.engine.version import HARNESS_VERSION
 
-        text = json.dumps([OmegaConf.to_container(self.dcfg, resolve=True), HARNESS_VERSION],
-                          sort_keys=True, default=str)
+        config = OmegaConf.to_container(self.dcfg, resolve=True)
+        for key in ("fresh", "progress"):  # how this run starts and shows, not what it plans
+            config.get("sweep", {}).pop(key, None)  # type: ignore[union-attr]
+        text = json.dumps([config, HARNESS_VERSION, self._problem_files_digest()], sort_keys=True,
+                          default=str)
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def _problem_files_digest(self) -> str:
+        """Every file of the problem source, by content: an edited reference makes new cells
+        (a problem's version is part of a cell's identity), so it must plan again. Reading
+        the 500-odd small files takes milliseconds; loading the problems took 2 s (torch)."""
+        import hashlib
+
+        from pkb_ray.problems.loader import builtin_dir
+
+        source = self.cfg.problems.source
+        root = builtin_dir() if source == "builtin" else Path(source.removeprefix("pkb:")).expanduser()
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+        return digest.hexdigest()
 
     def _nothing_to_run(self) -> bool:
         """True (and said) when the last plan of this very config is wholly recorded."""
