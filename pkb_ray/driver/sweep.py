@@ -449,8 +449,9 @@ class Sweep:
         if records:
             from pkb_ray.driver.device import SELF_CHECK_MODEL
 
-            print_leaderboard(report, title,
-                              self_check=all(m.name == SELF_CHECK_MODEL for m in self.models))
+            root = "" if cfg.sweep.root == "sweeps" else f" --root {cfg.sweep.root}"
+            print_leaderboard(report, title, self_check=all(m.name == SELF_CHECK_MODEL for m in self.models),
+                              report_args=f"{cfg.sweep.name}{root}")
         say(f"pkb: {self.progress.summary()}; leaderboard {report.markdown_path} (per problem: "
             f"{report.problems_csv_path.name}, heatmap: {report.heatmap_path.name if report.heatmap_path else '-'})")
         if not self.trackers:

@@ -72,6 +72,7 @@ def _run(args: argparse.Namespace) -> int:
                  f": {len(results)} cells")
     report = build_report(results, out_dir, title)
     print_leaderboard(report, title, wide=args.wide,
-                      self_check=bool(results) and all(r.key.model == "reference" for r in results))
+                      self_check=bool(results) and all(r.key.model == "reference" for r in results),
+                      report_args=" ".join(names) + ("" if str(root) == "sweeps" else f" --root {root}"))
     print(f"wrote into {out_dir}: " + ", ".join(p.name for p in report.files()))
     return 0

@@ -219,10 +219,12 @@ TOTALS_PRIORITY = ("model", "pass@1", "geomean x", "fast_1@k", "cells", "ok/wron
                    "launch-bound", "sig_fast_1.5@k", "sig_fast_2@k")
 
 
-def print_leaderboard(report: Report, title: str, wide: bool = False, self_check: bool = False) -> None:
+def print_leaderboard(report: Report, title: str, wide: bool = False, self_check: bool = False,
+                      report_args: str = "SWEEP_NAME") -> None:
     """The totals and per-problem tables, fitted to the terminal (columns left out by
     priority, and named); `wide`: every column, whatever the width. `self_check`: the
-    candidates were the references themselves, which the figures are read against."""
+    candidates were the references themselves, which the figures are read against.
+    `report_args`: the sweep names `pkb report` takes to show this report again."""
     from rich.console import Console
     from rich.table import Table
 
@@ -274,5 +276,5 @@ def print_leaderboard(report: Report, title: str, wide: bool = False, self_check
         console.print(comparison_table(report.summaries, cols))
     if left_out:
         console.print(f"Left out to fit {width} columns: {'; '.join(left_out)}. "
-                      "`pkb report SWEEP_NAME --wide` shows every column; leaderboard.md has them all.",
+                      f"`pkb report {report_args} --wide` shows every column; leaderboard.md has them all.",
                       highlight=False)
