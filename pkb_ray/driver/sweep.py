@@ -170,66 +170,25 @@ class Sweep:
         if changes:
             raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
 
-    # The last invocation's plan: its config's digest and the record ids it planned. A
-    # re-run of the same command whose cells are all recorded needs neither Ray nor models
-    # (starting Ray alone took 24 s on a 2-core machine, 2026-11-24): checked first.
-    PLAN_FILE = "plan.json"
-
-    def _config_digest(self) -> str:
-        import hashlib
-        import json
-
+    def _plan_digest(self) -> str:
+        from pkb_ray.driver.done_check import plan_digest
         from pkb_ray.engine.version import HARNESS_VERSION
 
-        config = OmegaConf.to_container(self.dcfg, resolve=True)
-        for key in ("fresh", "progress"):  # how this run starts and shows, not what it plans
-            config.get("sweep", {}).pop(key, None)  # type: ignore[union-attr]
-        text = json.dumps([config, HARNESS_VERSION, self._problem_files_digest()], sort_keys=True,
-                          default=str)
-        return hashlib.sha256(text.encode()).hexdigest()
-
-    def _problem_files_digest(self) -> str:
-        """Every file of the problem source, by content: an edited reference makes new cells
-        (a problem's version is part of a cell's identity), so it must plan again. Reading
-        the 500-odd small files takes milliseconds; loading the problems took 2 s (torch)."""
-        import hashlib
-
-        from pkb_ray.problems.loader import builtin_dir
-
-        source = self.cfg.problems.source
-        root = builtin_dir() if source == "builtin" else Path(source.removeprefix("pkb:")).expanduser()
-        digest = hashlib.sha256()
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-        return digest.hexdigest()
+        return plan_digest(OmegaConf.to_container(self.dcfg, resolve=True), HARNESS_VERSION,  # type: ignore[arg-type]
+                           self.cfg.problems.source)
 
     def _nothing_to_run(self) -> bool:
-        """True (and said) when the last plan of this very config is wholly recorded."""
-        import json
+        """True (and said) when the last plan of this very config is wholly recorded: no Ray,
+        no model, no problem loaded (driver/done_check.py)."""
+        from pkb_ray.driver.done_check import cells_all_done
 
         sweep_dir = Path(self.cfg.sweep.root) / self.cfg.sweep.name
-        try:
-            saved = json.loads((sweep_dir / self.PLAN_FILE).read_text(encoding="utf-8"))
-            if saved.get("config_sha256") != self._config_digest():
-                return False
-            planned = set(saved["record_ids"])
-            done = {r.record_id for r in read_journal(sweep_dir / "journal.jsonl")}
-        except (OSError, ValueError, KeyError, TypeError, RecordError):
-            return False  # no usable plan: plan the ordinary way
-        if not planned or not planned <= done:
+        n = cells_all_done(sweep_dir, self._plan_digest())
+        if n is None:
             return False
-        say(f"pkb: sweep {self.cfg.sweep.name!r}: all {len(planned)} cells done; nothing to run "
+        say(f"pkb: sweep {self.cfg.sweep.name!r}: all {n} cells done; nothing to run "
             f"(leaderboard {sweep_dir / 'leaderboard.md'}; sweep.fresh=true starts over)")
         return True
-
-    def _keep_plan(self) -> None:
-        import json
-
-        path = self.sweep_dir / self.PLAN_FILE
-        path.write_text(json.dumps({"config_sha256": self._config_digest(),
-                                    "record_ids": sorted(self.sweep_plan.planned_ids().values())}),
-                        encoding="utf-8")
 
     def _require_tools(self, models: list[ModelConfig]) -> None:
         """mode=tools: every model must call tools (said before anything runs)."""
@@ -249,6 +208,7 @@ class Sweep:
     def open_sinks(self) -> Iterator[None]:
         """Open the journal (and agent mode's turn log), note this invocation in the sweep's
         config.yaml, open the trackers and reconcile them with the journal; closed on exit."""
+        from pkb_ray.driver.done_check import keep_plan
         from pkb_ray.driver.hardware_probe import keep_profile
         from pkb_ray.driver.invocations import append_invocation
         from pkb_ray.engine.version import HARNESS_VERSION
@@ -258,7 +218,7 @@ class Sweep:
         journal = self.journal = Journal(self.sweep_dir / "journal.jsonl", fresh=cfg.sweep.fresh)
         try:
             append_invocation(self.sweep_dir / "config.yaml", self._ran_config(), plan.sweep_settings)
-            self._keep_plan()
+            keep_plan(self.sweep_dir, self._plan_digest(), plan.planned_ids().values())
             for note in plan.notes:
                 say(f"pkb: {note}")
             self.pending = plan.pending(journal.done_ids())
