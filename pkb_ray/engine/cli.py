@@ -77,6 +77,8 @@ def _print_human(res, guarded: bool, problem: str, candidate: str) -> None:
             print(f"  {f.name:20s} {v}")
     if res.sandbox:
         print(f"  {'sandbox':20s} {sandbox_line(res.sandbox)}")
+    if res.evidence and (res.failure is not None and res.failure.value == "implausible" or res.flags):
+        print(f"  {'evidence':20s} {res.evidence}")  # what the verdict rests on (else phase seconds)
     if not res.correct and res.log:
         print("---- log (each distinct part once) ----")
         print(distinct_log(res.log)[-3000:])
