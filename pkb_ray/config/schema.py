@@ -63,6 +63,9 @@ class ProblemsConfig:
     """Problem ids; empty = every problem of the source."""
     source: str = "builtin"
     """`builtin` (this repo's problems/), a directory path, or `pkb:/path/to/ParallelKernelBench`."""
+    cpu_ids: list[str] = field(default_factory=list)
+    """Used instead of `ids` when the sweep evaluates on CPU (problems=auto, the default:
+    the representative set, so a CPU self-check takes minutes, not 24); empty = `ids`."""
 
 
 @dataclass
@@ -266,7 +269,7 @@ class GenerationConfig:
 
 @dataclass
 class SweepSection:
-    name: str = "default"
+    name: str = "pkb"
     """The sweep's name: its MLflow experiment and its directory under `sweep.root`."""
     root: str = "sweeps"
     """Where per-sweep directories (journal, leaderboard) live."""

@@ -27,7 +27,10 @@ class Refused(Exception):
 
 
 def say(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    """A message to the user, wrapped to the terminal's width (COLUMNS; 100 in a log)."""
+    from pkb_ray.report.fit import wrap
+
+    print(wrap(msg), file=sys.stderr, flush=True)
 
 
 def refuse(msg: str) -> Refused:
@@ -90,12 +93,17 @@ def usable_models(models: list[ModelConfig]) -> list[ModelConfig]:
         say("pkb: " + "\n  ".join(bad))
         return []
     usable = []
+    skipped: dict[str, list[str]] = {}  # key variable -> models; `models=all` skipped 54, one line each
     for model in models:
         var = missing_api_key(model)
         if var:
-            say(f"pkb: skipping model {model.name}: its API key variable {var} is not set")
+            skipped.setdefault(var, []).append(model.name)
         else:
             usable.append(model)
+    if skipped:
+        n = sum(len(v) for v in skipped.values())
+        say(f"pkb: skipping {n} model{'s' if n != 1 else ''} without an API key: " + "; ".join(
+            f"{var} unset: {', '.join(names)}" for var, names in sorted(skipped.items())))
     if not usable:
         say("pkb: no model left to run (every model lacks its API key)")
     return usable

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from pkb_ray.report.fit import wrap
+
 STATUSES = ("correct", "incorrect", "failed", "implausible", "deferred")
 
 
@@ -34,6 +36,21 @@ class InFlight:
                 f"evaluating on {nodes}")
 
 
+# Measured seconds per evaluated cell, for the estimate said before a sweep starts (the
+# ETA then follows the sweep's own rate). cpu: 12 representative cells in 120 s on a 2-core
+# machine shared with other work, one evaluator (2026-11-25); cuda: 10 collective cells in
+# 71 s on one H200x2 node (benchmarks/results/mlflow_ui_2026-11-23/NOTES.md).
+SECONDS_PER_CELL = {"cpu": 10.0, "cuda": 7.1}
+STARTUP_S = {"cpu": 20.0, "cuda": 30.0}
+"""Ray, the evaluators and the trackers, before the first cell (cpu: 19 s measured)."""
+
+
+def estimate_s(device: str, cells: int, evaluators: int = 1) -> float:
+    """Seconds a sweep of `cells` evaluations should take (generation time not included)."""
+    per = SECONDS_PER_CELL.get(device, SECONDS_PER_CELL["cuda"])
+    return STARTUP_S.get(device, 30.0) + per * cells / max(1, evaluators)
+
+
 def _duration(seconds: float) -> str:
     seconds = int(round(seconds))
     h, rest = divmod(seconds, 3600)
@@ -44,7 +61,7 @@ def _duration(seconds: float) -> str:
 class SweepProgress:
     def __init__(self, planned: dict[str, int], enabled: bool = True, interactive: bool | None = None,
                  every: int | None = None, out: IO[str] | None = None,
-                 clock=time.monotonic) -> None:
+                 clock=time.monotonic, prior_s_per_cell: float | None = None) -> None:
         """`planned`: cells to run per model. `interactive`: None = whether `out` is a
         terminal. `every`: plain mode prints one line per this many cells (default: about
         20 lines per sweep)."""
@@ -58,6 +75,8 @@ class SweepProgress:
         self.interactive = self.out.isatty() if interactive is None else interactive
         self.every = every or max(1, self.total // 20)
         self._clock = clock
+        self.prior_s_per_cell = prior_s_per_cell
+        """Before the first cell lands, the ETA is this many seconds per cell left."""
         self._start = clock()
         self._live = None
         self._printed_at = 0
@@ -71,7 +90,7 @@ class SweepProgress:
         """Seconds left at the rate so far; None before the first cell lands."""
         done = self.done
         if not done:
-            return None
+            return None if self.prior_s_per_cell is None else self.prior_s_per_cell * self.total
         return (self._clock() - self._start) / done * (self.total - done)
 
     def _status_text(self, counts: collections.Counter) -> str:
@@ -103,7 +122,7 @@ class SweepProgress:
             self._refresh()
         elif self.done - self._printed_at >= self.every or self.done == self.total:
             self._printed_at = self.done
-            print(self.line(), file=self.out, flush=True)
+            print(wrap(self.line()), file=self.out, flush=True)
 
     def set_in_flight(self, in_flight: InFlight) -> None:
         self.in_flight = in_flight
@@ -119,7 +138,7 @@ class SweepProgress:
 
         eta = self.eta_s()
         head = Table.grid(padding=(0, 1))
-        head.add_row(Text("sweep", style="bold"), ProgressBar(total=max(1, self.total), completed=self.done, width=40),
+        head.add_row(Text("sweep", style="bold"), ProgressBar(total=max(1, self.total), completed=self.done, width=30),
                      Text(f"{self.done}/{self.total}  {_duration(self._clock() - self._start)} elapsed"
                           + (f", ETA {_duration(eta)}" if eta is not None else "")
                           + f"  ${sum(self.cost_usd.values()):.2f}"))

@@ -15,6 +15,7 @@ sweep is said here or in driver/checks.py.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import traceback
 from pathlib import Path
@@ -39,12 +40,16 @@ from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.hardware_probe import SweepProfile
 from pkb_ray.driver.pipeline import CellState, Pipeline
 from pkb_ray.driver.plan import SweepPlan
-from pkb_ray.driver.progress import InFlight, SweepProgress
+from pkb_ray.driver.progress import SECONDS_PER_CELL, InFlight, SweepProgress, _duration, estimate_s
 from pkb_ray.generation.device import DeviceDecision
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
 from pkb_ray.store.harness_tries import HarnessTries
 from pkb_ray.tracking import SweepSummary, Tracker, trackers_for
+
+# MLflow logs its database set-up at INFO ("Creating initial MLflow database tables...") on
+# every new store: library chatter in a newcomer's first output. Warnings still show.
+os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
 
 
 class Sweep:
@@ -71,6 +76,10 @@ class Sweep:
         self._evaluators: list = []
         """Every node actor started, closed at the end (their sandboxes and run roots go)."""
         self.profile: SweepProfile | None = None
+        self.fallback = ""
+        """`asked -> ran: why` when the device decision replaced the models (else "")."""
+        self.problem_note = ""
+        self.left_out = ""
 
     # -- 1. plan ---------------------------------------------------------------------
     def plan(self) -> int | None:
@@ -96,18 +105,24 @@ class Sweep:
         from pkb_ray.problems import load_problems
 
         cfg = self.cfg = typed_config(self.dcfg)
+        if not cfg.sweep.fresh and self._nothing_to_run():
+            raise Refused(EXIT_OK)
         usable = sweep_models(cfg)
-        problem_set = load_problems(cfg.problems.source, list(cfg.problems.ids) or None)
-        for err in problem_set.errors:
-            say(f"pkb: {err}")
-        if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
-            raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
-        self.problems, left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
-        if left_out:
-            say(f"pkb: {left_out}")
-        if not self.problems:
-            raise refuse(f"pkb: no selected problem runs at eval.world_size={cfg.eval.world_size}")
-        self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
+
+        def select(ids: list[str]) -> None:
+            problem_set = load_problems(cfg.problems.source, ids or None)
+            for err in problem_set.errors:
+                say(f"pkb: {err}")
+            if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
+                raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
+            self.problems, self.left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
+            if not self.problems:
+                if self.left_out:
+                    say(f"pkb: {self.left_out}")
+                raise refuse(f"pkb: no selected problem runs at eval.world_size={cfg.eval.world_size}")
+            self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
+
+        select(list(cfg.problems.ids))
 
         import ray
 
@@ -119,10 +134,20 @@ class Sweep:
             decision = self.decision = decide_device(cfg, usable, ray.nodes())
         except ConfigError as exc:
             raise refuse(f"pkb: {exc}")
+        if decision.models:
+            self.fallback = (f"{','.join(m.name for m in usable)} -> {','.join(decision.models)}: "
+                             f"no Ray node with >= {cfg.eval.world_size} GPUs (CPU self-check)")
+            usable = [load_model_config(name) for name in decision.models]
+        if decision.device == "cpu" and cfg.problems.cpu_ids and not cfg.problems.ids:
+            select(list(cfg.problems.cpu_ids))  # problems=auto on CPU: the representative set
+            self.problem_note = (f"{len(self.problems)} representative problems, one per category "
+                                 "(problems=all runs every problem)")
+        if self.left_out:  # of the final selection (the representative set may leave none out)
+            say(f"pkb: {self.left_out}")
         if decision.notice:
             say(decision.notice)
-        if decision.models:
-            usable = [load_model_config(name) for name in decision.models]
+        if self.problem_note:
+            say(f"pkb: {self.problem_note}")
         refused = device_refusals(usable, decision.device)
         if refused:
             raise refuse("pkb: " + "\n  ".join(refused) + "\nNothing ran. Evaluate on GPUs (eval.device=cuda "
@@ -148,6 +173,26 @@ class Sweep:
         if changes:
             raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
 
+    def _plan_digest(self) -> str:
+        from pkb_ray.driver.done_check import plan_digest
+        from pkb_ray.engine.version import HARNESS_VERSION
+
+        return plan_digest(OmegaConf.to_container(self.dcfg, resolve=True), HARNESS_VERSION,  # type: ignore[arg-type]
+                           self.cfg.problems.source)
+
+    def _nothing_to_run(self) -> bool:
+        """True (and said) when the last plan of this very config is wholly recorded: no Ray,
+        no model, no problem loaded (driver/done_check.py)."""
+        from pkb_ray.driver.done_check import cells_all_done
+
+        sweep_dir = Path(self.cfg.sweep.root) / self.cfg.sweep.name
+        n = cells_all_done(sweep_dir, self._plan_digest())
+        if n is None:
+            return False
+        say(f"pkb: sweep {self.cfg.sweep.name!r}: all {n} cells done; nothing to run "
+            f"(leaderboard {sweep_dir / 'leaderboard.md'}; sweep.fresh=true starts over)")
+        return True
+
     def _require_tools(self, models: list[ModelConfig]) -> None:
         """mode=tools: every model must call tools (said before anything runs)."""
         from pkb_ray.agent.capability import ToolsUnsupported, require_tool_support
@@ -166,6 +211,7 @@ class Sweep:
     def open_sinks(self) -> Iterator[None]:
         """Open the journal (and agent mode's turn log), note this invocation in the sweep's
         config.yaml, open the trackers and reconcile them with the journal; closed on exit."""
+        from pkb_ray.driver.done_check import keep_plan
         from pkb_ray.driver.hardware_probe import keep_profile
         from pkb_ray.driver.invocations import append_invocation
         from pkb_ray.engine.version import HARNESS_VERSION
@@ -178,8 +224,8 @@ class Sweep:
             tries_path.rename(self.sweep_dir / f"harness_tries.{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
         self.harness_tries = HarnessTries(tries_path)
         try:
-            append_invocation(self.sweep_dir / "config.yaml", OmegaConf.to_container(self.dcfg),
-                              plan.sweep_settings)
+            append_invocation(self.sweep_dir / "config.yaml", self._ran_config(), plan.sweep_settings)
+            keep_plan(self.sweep_dir, self._plan_digest(), plan.planned_ids().values())
             for note in plan.notes:
                 say(f"pkb: {note}")
             self.pending = plan.pending(journal.done_ids())
@@ -187,6 +233,11 @@ class Sweep:
                 f"already recorded, {len(self.pending)} to run on {decision.device} "
                 f"(world size {cfg.eval.world_size}, {decision.size} sizes, {cfg.eval.trials} trials, "
                 f"harness {HARNESS_VERSION}); journal {journal.path}")
+            if self.pending:
+                say(f"pkb: estimate: about {_duration(self._estimate_s())} for {len(self.pending)} cells "
+                    f"(measured {SECONDS_PER_CELL.get(decision.device, 0):g} s per cell on "
+                    f"{decision.device}{'' if self._evaluators() == 1 else f' / {self._evaluators()} evaluators'}"
+                    f"{'; model replies not included' if self._calls_api() else ''})")
             self.trackers = trackers_for(cfg, self._run_params())
             for tracker in self.trackers:
                 relogged = tracker.reconcile(self._current(), fresh=cfg.sweep.fresh)
@@ -206,6 +257,30 @@ class Sweep:
             if self.turn_log:
                 self.turn_log.close()
 
+    def _evaluators(self) -> int:
+        d = self.decision
+        return max(1, d.gpu_nodes) if d.device == "cuda" else max(1, self.cfg.cluster.cpu_evaluators)
+
+    def _estimate_s(self) -> float:
+        return estimate_s(self.decision.device, len(self.pending), self._evaluators())
+
+    def _calls_api(self) -> bool:
+        from pkb_ray.generation.sources import source_for
+
+        return any(source_for(m).calls_api for m in self.models)
+
+    def _ran_config(self) -> dict[str, Any]:
+        """The composed config as it ran: the models and problems the device decision chose
+        (a CPU fallback recorded `model: expert` before, though `reference` ran), and why."""
+        config: dict[str, Any] = OmegaConf.to_container(self.dcfg)  # type: ignore[assignment]
+        if self.fallback:
+            config["model"] = OmegaConf.to_container(OmegaConf.structured(self.models[0]))
+            config["models"] = [m.name for m in self.models]
+            config["fallback"] = self.fallback
+        if self.problem_note:
+            config["problems"]["ids"] = sorted(self.problems)
+        return config
+
     def _run_params(self) -> dict[str, str]:
         cfg, plan = self.cfg, self.sweep_plan
         return {
@@ -216,6 +291,7 @@ class Sweep:
             "attempts": str(cfg.attempts),
             "mode": cfg.mode.name,
             "cells_planned": str(len(plan.cells)),
+            **({"fallback": self.fallback} if self.fallback else {}),
         }
 
     def _current(self) -> list[CellResult]:
@@ -230,7 +306,8 @@ class Sweep:
 
         cfg = self.cfg
         per_model = {m.name: sum(1 for c in self.pending if c.key.model == m.name) for m in self.models}
-        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress)
+        prior = SECONDS_PER_CELL.get(self.decision.device, 0) / self._evaluators() if self.pending else None
+        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress, prior_s_per_cell=prior)
         try:
             evaluators = self._start_evaluators() if self.pending else []
             models = {m.name: m for m in self.models}
@@ -340,7 +417,11 @@ class Sweep:
         title = f"sweep {cfg.sweep.name}: {len(records)} cells recorded"
         report = build_report(records, self.sweep_dir, title)
         if records:
-            print_leaderboard(report, title)
+            from pkb_ray.driver.device import SELF_CHECK_MODEL
+
+            root = "" if cfg.sweep.root == "sweeps" else f" --root {cfg.sweep.root}"
+            print_leaderboard(report, title, self_check=all(m.name == SELF_CHECK_MODEL for m in self.models),
+                              report_args=f"{cfg.sweep.name}{root}")
         say(f"pkb: {self.progress.summary()}; leaderboard {report.markdown_path} (per problem: "
             f"{report.problems_csv_path.name}, heatmap: {report.heatmap_path.name if report.heatmap_path else '-'})")
         if not self.trackers:

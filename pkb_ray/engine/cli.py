@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         d.pop("build_log", None)
         print(json.dumps(d, sort_keys=True))
     else:
-        _print_human(res)
+        _print_human(res, guarded=not args.no_guard, problem=args.problem, candidate=str(args.candidate))
     return 0 if res.correct else 1
 
 
@@ -81,15 +82,55 @@ def _world_size_refusal(source: str, problem_id: str, world_size: int) -> str:
     return problem.spec.world_size_refusal(world_size, tests=True)
 
 
-def _print_human(res) -> None:
+def _print_human(res, guarded: bool, problem: str, candidate: str) -> None:
+    """The verdict with its class and first line; the fields that say something; the
+    candidate's log with each distinct traceback once (every rank raised the same one: it
+    was printed three times, 2026-11-24); and what to try next."""
     status = "CORRECT" if res.correct else f"FAILED ({res.failure.value if res.failure else '?'})"
-    print(f"{status}: {res.message}")
+    print(f"{status}: {_first_line(res.message)}")
     for f in dataclasses.fields(res):
-        if f.name in ("log", "build_log", "message", "correct", "failure"):
+        if f.name in ("log", "build_log", "message", "correct", "failure", "evidence", "sandbox"):
             continue
         v = getattr(res, f.name)
         if v not in (None, "", [], 0.0) or f.name in ("speedup", "candidate_ms"):
             print(f"  {f.name:20s} {v}")
+    if res.sandbox:
+        print(f"  {'sandbox':20s} {sandbox_line(res.sandbox)}")
+    if res.evidence and (res.failure is not None and res.failure.value == "implausible" or res.flags):
+        print(f"  {'evidence':20s} {res.evidence}")  # what the verdict rests on (else phase seconds)
     if not res.correct and res.log:
-        print("---- log (tail) ----")
-        print(res.log[-3000:])
+        print("---- log (each distinct part once) ----")
+        print(distinct_log(res.log)[-3000:])
+    if res.failure is not None and res.failure.value == "forbidden_api" and guarded:
+        print(f"hint: a reference calls torch.distributed collectives on purpose; to check one, "
+              f"turn the guard off: pkb eval {problem} {candidate} --no-guard")
+
+
+def _first_line(message: str) -> str:
+    return next((line for line in message.splitlines() if line.strip()), message)
+
+
+def sandbox_line(description: str) -> str:
+    """`kind: what was missing for a stronger kind` as one calm line: the kind chosen, and
+    why not stronger in brackets (it read like an error: "bwrap as pkb-sandbox fails: ...
+    Permission denied", though the weaker kind was expected and fine)."""
+    main, sep, nccl = description.partition("; nccl: ")
+    kind, _, why = main.partition(": ")
+    line = kind if not why else f"{kind} (the strongest available here; not stronger because: {why})"
+    return line + (f"; nccl: {nccl}" if sep else "")
+
+
+def distinct_log(log: str) -> str:
+    """The log's `==== rankN.log ====` parts and the part before them, each kept once: a
+    part equal to one already kept, but for its rank numbers, is named, not repeated."""
+    parts = re.split(r"^(==== .+ ====)$", log, flags=re.M)
+    out = [parts[0].strip()] if parts[0].strip() else []
+    seen = {re.sub(r"rank\d+", "rankN", parts[0].strip())}
+    for header, body in zip(parts[1::2], parts[2::2]):
+        key = re.sub(r"rank\d+", "rankN", body.strip())
+        if key in seen:
+            out.append(f"{header} (the same as above)")
+        else:
+            seen.add(key)
+            out.append(f"{header}\n{body.strip()}")
+    return "\n".join(out)

@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--root", default="sweeps", help="the sweeps directory (sweep.root)")
     p.add_argument("--out", default=None, help="where a report over several sweeps goes "
                    f"(default: ROOT/{COMPARE_DIR}/A+B+...)")
+    p.add_argument("--wide", action="store_true", help="every column of every table, however wide "
+                   "(by default columns are left out, and named, to fit the terminal)")
     p.set_defaults(handler=_run)
 
 
@@ -69,6 +71,8 @@ def _run(args: argparse.Namespace) -> int:
         title = (f"sweeps {', '.join(f'{n} ({sweep_modes(r)}, {len(r)} cells)' for n, r in sweeps.items())}"
                  f": {len(results)} cells")
     report = build_report(results, out_dir, title)
-    print_leaderboard(report, title)
+    print_leaderboard(report, title, wide=args.wide,
+                      self_check=bool(results) and all(r.key.model == "reference" for r in results),
+                      report_args=" ".join(names) + ("" if str(root) == "sweeps" else f" --root {root}"))
     print(f"wrote into {out_dir}: " + ", ".join(p.name for p in report.files()))
     return 0

@@ -143,7 +143,9 @@ def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
     if not grouped:
         return None
     thresholds = [i / 20 for i in range(0, 81)]  # p from 0 to 4 in steps of 0.05
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    # Constrained layout keeps the title and legend inside the figure; tight_layout warned
+    # ("not compatible") on every sweep with a long title (2026-11-24).
+    fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     for (model, mode), per_problem in sorted(grouped.items()):
         k = max(len(c) for c in per_problem.values())
         ys = [fast_p_at_k(per_problem, p, k) for p in thresholds]
@@ -155,13 +157,12 @@ def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
     ax.set_ylim(0, 1.02)
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper right", framealpha=0.9)  # curves fall to the right
     facts = sweep_facts(results)
     title = f"fast_p: correct and faster than the reference by more than p\n{facts.short()}"
     if facts.on_cpu:
         title += "\nCPU run: not a measurement of GPU speed"
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
@@ -212,35 +213,68 @@ def _display_row(s: ModelSummary) -> dict[str, str]:
     return row
 
 
-def print_leaderboard(report: Report, title: str) -> None:
-    import sys
+# The totals' columns, the most useful first: dropped from the end to fit the terminal.
+TOTALS_PRIORITY = ("model", "pass@1", "geomean x", "fast_1@k", "cells", "ok/wrong/failed/implaus.",
+                   "pass@k", "mode", "cost $", "k", "sig_fast_1@k", "fast_1.5@k", "fast_2@k",
+                   "launch-bound", "sig_fast_1.5@k", "sig_fast_2@k")
 
+
+def print_leaderboard(report: Report, title: str, wide: bool = False, self_check: bool = False,
+                      report_args: str = "SWEEP_NAME") -> None:
+    """The totals and per-problem tables, fitted to the terminal (columns left out by
+    priority, and named); `wide`: every column, whatever the width. `self_check`: the
+    candidates were the references themselves, which the figures are read against.
+    `report_args`: the sweep names `pkb report` takes to show this report again."""
     from rich.console import Console
     from rich.table import Table
 
-    # Logs and CI are not terminals: give the tables room instead of rich's 80 columns.
-    console = Console(width=None if sys.stdout.isatty() else 200)
+    from pkb_ray.report.fit import fit_columns, terminal_width
+
+    width = terminal_width()
+    console = Console(width=100_000 if wide else width, soft_wrap=wide)
     console.print(f"[bold]{title}[/bold]")
     for line in (report.facts.header() if report.facts else []):
         console.print(line, highlight=False)
-    rows = [_display_row(s) for s in report.summaries]
-    cols: list[str] = []
-    for row in rows:
-        cols += [c for c in row if c not in cols]
-    table = Table(title="totals per model")
-    for c in cols:
-        table.add_column(c, justify="left" if c in ("model", "mode") else "right", no_wrap=True)
-    for row in rows:
-        table.add_row(*[row.get(c, "-") for c in cols])
-    console.print(table)
+    if self_check:
+        console.print("Self-check: each problem's reference ran as its own candidate. These figures "
+                      "measure the harness, not a model: pass@1 should be 1.0 and a speedup near 1.0x "
+                      "(the reference timed against itself).", highlight=False)
+    left_out: list[str] = []
+
+    def fitted(name: str, rows: list[dict[str, str]], priority: tuple[str, ...],
+               justify_left: tuple[str, ...]) -> Table:
+        cols: list[str] = []
+        for row in rows:
+            cols += [c for c in row if c not in cols]
+        if not wide:
+            cols, dropped = fit_columns(cols, rows, priority, width)
+            if dropped:
+                left_out.append(f"{', '.join(dropped)} (of {name!r})")
+        table = Table(title=name)
+        for c in cols:
+            table.add_column(c, justify="left" if c in justify_left else "right", no_wrap=True)
+        for row in rows:
+            table.add_row(*[row.get(c, "-") for c in cols])
+        return table
+
+    console.print(fitted("totals per model", [_display_row(s) for s in report.summaries],
+                         TOTALS_PRIORITY, ("model", "mode")))
     if report.problems is not None and report.problems.rows:
-        per = Table(title="per problem: best correct speedup, or why none was correct")
         rows_p = report.problems.as_dicts()
-        for c in rows_p[0]:
-            per.add_column(c, justify="left" if c in ("problem", "category") else "right", no_wrap=True)
-        for row in rows_p:
-            per.add_row(*row.values())
-        console.print(per)
-    side = comparison_table(report.summaries)
-    if side is not None:
-        console.print(side)
+        models = [c for c in rows_p[0] if c not in ("problem", "category")]
+        console.print(fitted("per problem: best correct speedup, or why none was correct", rows_p,
+                             ("problem", *models, "category"), ("problem", "category")))
+    side_rows = mode_comparison(report.summaries)
+    if side_rows:
+        cols = list(side_rows[0])
+        if not wide:  # per mode: pass@1 and geomean first, the significance columns last
+            metric_rank = {m: i for i, m in enumerate(("pass@1", "geomean x", "fast_1@1", "cost $"))}
+            priority = sorted(cols, key=lambda c: (c != "model", metric_rank.get(c.split(" ", 1)[-1], 9)))
+            cols, dropped = fit_columns(cols, side_rows, tuple(priority), width)
+            if dropped:
+                left_out.append(f"{', '.join(dropped)} (of 'modes side by side')")
+        console.print(comparison_table(report.summaries, cols))
+    if left_out:
+        console.print(f"Left out to fit {width} columns: {'; '.join(left_out)}. "
+                      f"`pkb report {report_args} --wide` shows every column; leaderboard.md has them all.",
+                      highlight=False)

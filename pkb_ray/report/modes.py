@@ -86,9 +86,9 @@ def comparison_markdown(summaries: list[ModelSummary]) -> list[str]:
     return lines
 
 
-def comparison_table(summaries: list[ModelSummary]):
+def comparison_table(summaries: list[ModelSummary], columns: list[str] | None = None):
     """The same as a rich Table, its headers in two lines (mode over metric) to stay
-    narrow; None for fewer than two modes."""
+    narrow; None for fewer than two modes. `columns`: only these (fitted to a terminal)."""
     from rich.table import Table
 
     rows = mode_comparison(summaries)
@@ -96,12 +96,13 @@ def comparison_table(summaries: list[ModelSummary]):
         return None
     table = Table(title="modes side by side (" + ", ".join(
         f"{m} = {MODE_NAMES.get(m, m)}" for m in modes_present(summaries)) + ")")
-    for c in rows[0]:
+    keep = list(rows[0]) if columns is None else [c for c in rows[0] if c in columns]
+    for c in keep:
         if c == "model":
             table.add_column(c, justify="left", no_wrap=True)
         else:
             mode, metric = c.split(" ", 1)
             table.add_column(f"{mode}\n{metric}", justify="right", no_wrap=True)
     for row in rows:
-        table.add_row(*row.values())
+        table.add_row(*(row[c] for c in keep))
     return table

@@ -198,7 +198,8 @@ def plot_step_curves(curves: dict[str, dict[str, list[float]]], mode: str, path:
     curves = mode_curves(curves, mode)
     if not curves:
         return None
-    fig, ax = plt.subplots(figsize=(9.5, 4.5))
+    # Constrained layout keeps the legend beside the axes inside the figure (tight_layout warned).
+    fig, ax = plt.subplots(figsize=(9.5, 4.5), layout="constrained")
     for model, named in curves.items():
         color = None
         for name, values in named.items():
@@ -221,7 +222,6 @@ def plot_step_curves(curves: dict[str, dict[str, list[float]]], mode: str, path:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     what = {"agent": "feedback agent", "tools": "tool agent"}.get(mode, mode)
     ax.set_title(f"{what}: correct by step" + (f"\n{subtitle}" if subtitle else ""), fontsize=9)
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path

@@ -17,9 +17,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -29,13 +31,17 @@ OFFLINE_ENV = {
 
 
 def server_command(uri: str, host: str, port: int) -> list[str]:
+    # Warnings only: the server printed a line per HTTP request and its start-up chatter
+    # around the one line pkb ui prints for the user (the URL to open).
     return [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
-            "--host", host, "--port", str(port), "--workers", "1"]
+            "--host", host, "--port", str(port), "--workers", "1",
+            "--uvicorn-opts", "--no-access-log --log-level warning"]
 
 
 def server_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env.update(OFFLINE_ENV)
+    env.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     return env
 
 
@@ -63,6 +69,26 @@ def experiments(base_url: str) -> list[dict]:
         return json.load(resp).get("experiments", [])
 
 
+def cell_run_count(base_url: str, experiment_id: str) -> int:
+    """The sweep's cell runs (REST, paged): the count the journal holds, said beside the URL
+    because MLflow's table loads 100 runs at a time and says "100 matching runs" for 107."""
+    from pkb_ray.tracking.mlflow_tracker import KIND_TAG
+
+    count, token = 0, None
+    while True:
+        body = {"experiment_ids": [experiment_id], "filter": f"tags.`{KIND_TAG}` = 'cell'",
+                "max_results": 1000, **({"page_token": token} if token else {})}
+        req = urllib.request.Request(base_url + "/ajax-api/2.0/mlflow/runs/search", method="POST",
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            page = json.load(resp)
+        count += len(page.get("runs", []))
+        token = page.get("next_page_token")
+        if not token:
+            return count
+
+
 def runs_url(base_url: str, experiment_id: str) -> str:
     """The experiment's runs table, in the model-training view, with the saved `pkb` view
     (cells flat, comparison columns; see mlflow_tracker.runs_view)."""
@@ -80,14 +106,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=5000)
     p.add_argument("--start-timeout-s", type=float, default=120.0,
                    help="give up when the server has not answered by then")
+    p.add_argument("--no-browser", dest="browser", action="store_false",
+                   help="do not open a browser on the newest sweep's runs (opened only with a display)")
     p.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     base = f"http://{args.host}:{args.port}"
+    # The server's own start-up lines (registry URI, security middleware, a Starlette
+    # deprecation) go to a log, shown when it fails: the user's screen holds the URL to open.
+    log_path = Path(tempfile.gettempdir()) / f"pkb-ui-{args.port}.log"
+    log = open(log_path, "w", encoding="utf-8")
     # Its own process group, stopped as a whole below: the server's workers are its children.
     proc = subprocess.Popen(server_command(args.uri, args.host, args.port), env=server_env(),
-                            start_new_session=True)
+                            start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
     # SIGTERM (a supervisor, `kill`) must stop the server too, not only this process: the
     # default action skips `finally` and left an orphaned server holding the port.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
@@ -95,20 +128,40 @@ def _run(args: argparse.Namespace) -> int:
         try:
             took = wait_until_up(base, args.start_timeout_s, proc)
         except (TimeoutError, RuntimeError) as exc:
-            print(f"pkb ui: {exc}", file=sys.stderr)
+            tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
+            print(f"pkb ui: {exc}; the server's log ({log_path}) ends:\n  " + "\n  ".join(tail),
+                  file=sys.stderr)
             return 1
-        print(f"pkb ui: MLflow UI at {base} (store {args.uri}; up in {took:.1f} s; Ctrl-C stops it)",
-              flush=True)
-        sweeps = [e for e in experiments(base) if e.get("name") != "Default"]
-        for e in sorted(sweeps, key=lambda e: -int(e.get("last_update_time", 0))):
-            print(f"  sweep {e['name']}: {runs_url(base, e['experiment_id'])}", flush=True)
+        print(f"pkb ui: MLflow UI at {base} (store {args.uri}; up in {took:.1f} s; Ctrl-C stops it; "
+              f"server log {log_path})", flush=True)
+        sweeps = sorted((e for e in experiments(base) if e.get("name") != "Default"),
+                        key=lambda e: -int(e.get("last_update_time", 0)))
         if not sweeps:
             print("  no sweep recorded in this store yet", flush=True)
+        else:
+            # MLflow's own home page is its GenAI overview, not the runs: open the newest
+            # sweep's runs table in the pkb view (cells flat, the comparison columns first).
+            newest = runs_url(base, sweeps[0]["experiment_id"])
+            n = cell_run_count(base, sweeps[0]["experiment_id"])
+            more = "; MLflow loads 100 at a time: 'Load more' shows the rest" if n > 100 else ""
+            print(f"pkb ui: open {newest}  (the newest sweep, {sweeps[0]['name']!r}: {n} run{'s' if n != 1 else ''}, "
+                  f"one per cell{more})", flush=True)
+            for e in sweeps[1:]:
+                print(f"  sweep {e['name']}: {runs_url(base, e['experiment_id'])}", flush=True)
+            if args.browser and _has_display():
+                import webbrowser
+
+                webbrowser.open(newest)
         return proc.wait()
     except KeyboardInterrupt:
         return 0
     finally:
         _stop_group(proc)
+
+
+def _has_display() -> bool:
+    """A graphical session to open a browser in (a headless server would get a text browser)."""
+    return sys.platform == "darwin" or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def _stop_group(proc: subprocess.Popen) -> None:

@@ -13,7 +13,8 @@ def sweep_cmd(*overrides: str) -> list[str]:
 
 
 def scrubbed_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "MLFLOW_"))}
+    # COLUMNS out too: messages wrap to it, and the tests look for phrases whole.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "MLFLOW_", "COLUMNS"))}
     env.update(PYTHONUNBUFFERED="1", **extra)
     return env
 

@@ -38,7 +38,8 @@ class Clock:
         return self.t
 
 
-def test_without_a_terminal_progress_is_one_line_per_n_cells_with_eta_and_nodes():
+def test_without_a_terminal_progress_is_one_line_per_n_cells_with_eta_and_nodes(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # a log: one line per report, not wrapped
     out, clock = io.StringIO(), Clock()
     progress = SweepProgress({"a": 4, "b": 2}, interactive=False, every=2, out=out, clock=clock)
     with progress:
@@ -63,3 +64,26 @@ def test_disabled_progress_prints_nothing():
     with SweepProgress({"a": 1}, enabled=False, interactive=False, out=out) as progress:
         progress.update("a", "correct")
     assert out.getvalue() == ""
+
+
+def test_before_the_first_cell_the_eta_is_the_measured_rate(monkeypatch):
+    from pkb_ray.driver.progress import SECONDS_PER_CELL, estimate_s
+
+    clock = Clock()
+    progress = SweepProgress({"a": 12}, interactive=False, out=io.StringIO(), clock=clock,
+                             prior_s_per_cell=SECONDS_PER_CELL["cpu"])
+    assert progress.eta_s() == 12 * SECONDS_PER_CELL["cpu"]
+    clock.t = 30.0
+    progress.update("a", "correct")
+    assert progress.eta_s() == 30.0 * 11  # then the sweep's own rate
+    assert estimate_s("cpu", 12) > estimate_s("cpu", 12, evaluators=2) > 0
+
+
+def test_a_plain_progress_line_fits_the_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    out, clock = io.StringIO(), Clock()
+    progress = SweepProgress({"a": 2}, interactive=False, every=1, out=out, clock=clock)
+    progress.set_in_flight(InFlight(generating=64, building=16, queued=16,
+                                    evaluating={f"node {i:08x} (GPUs 0,1)": 1 for i in range(4)}))
+    progress.update("a", "correct")
+    assert out.getvalue().count("\n") > 1 and max(len(line) for line in out.getvalue().splitlines()) <= 100

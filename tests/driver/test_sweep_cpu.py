@@ -48,7 +48,10 @@ def test_reference_smoke_sweep_records_every_cell(run_sweep_cli, tmp_path):
     # Re-running the same command records nothing new and makes no duplicate run.
     again = run_sweep_cli("model=reference", "problems=smoke", "eval.device=cpu", "attempts=2",
                           "sweep.name=smoke")
-    assert "6 already recorded, 0 to run" in again.stderr
+    # A done sweep answers before Ray starts: the same command, all cells recorded.
+    assert "all 6 cells done; nothing to run" in again.stderr
+    config_docs = (tmp_path / "sweeps" / "smoke" / "config.yaml").read_text().count("invoked_at:")
+    assert config_docs == 1  # the no-op run planned nothing and noted no invocation
     runs = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'cell'")
     assert len(runs) == 6
 
@@ -60,3 +63,25 @@ def test_default_sweep_without_gpu_says_what_it_did(run_sweep_cli, tmp_path):
     assert "CPU self-check" in proc.stderr
     lines = (tmp_path / "sweeps" / "nogpu" / "journal.jsonl").read_text().splitlines()
     assert len(lines) == 3
+    # What ran is what is recorded: the fallback model, and why, in config.yaml and MLflow.
+    import yaml
+
+    doc = list(yaml.safe_load_all((tmp_path / "sweeps" / "nogpu" / "config.yaml").read_text()))[-1]
+    assert doc["config"]["model"]["name"] == "reference" and doc["config"]["models"] == ["reference"]
+    assert doc["config"]["fallback"].startswith("expert -> reference: no Ray node with >= 2 GPUs")
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("nogpu")
+    parent = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'sweep'")[0]
+    assert parent.data.params["models"] == "reference"
+    assert parent.data.params["fallback"].startswith("expert -> reference")
+    assert "Self-check: each problem's reference ran as its own candidate" in proc.stdout
+
+
+def test_default_cpu_self_check_runs_the_representative_set(run_sweep_cli, tmp_path):
+    """`python3 sweep.py` as a newcomer types it, on CPU: 12 problems, one per category."""
+    proc = run_sweep_cli("sweep.name=newcomer")
+    assert "12 representative problems, one per category" in proc.stderr
+    assert "12 cells = 1 model x 12 problems x 1 attempt" in proc.stderr
+    assert "pkb: estimate: about" in proc.stderr
+    again = run_sweep_cli("sweep.name=newcomer")
+    assert "all 12 cells done; nothing to run" in again.stderr

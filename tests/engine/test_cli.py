@@ -30,6 +30,9 @@ def test_eval_failure_exit_code_and_human_output(tmp_path):
     proc = _pkb_eval(ADVERSARIAL / "calls_all_reduce.py", tmp_path)
     assert proc.returncode == 1
     assert "FAILED (forbidden_api)" in proc.stdout
+    # The ranks raised the same error: its traceback is shown once, and the way out is said.
+    assert proc.stdout.count("Traceback (most recent call last)") == 1, proc.stdout
+    assert "--no-guard" in proc.stdout.splitlines()[-1]
     proc = _pkb_eval(ADVERSARIAL / "parse_error.py", tmp_path, "--json")
     assert proc.returncode == 1
     assert json.loads(proc.stdout.strip().splitlines()[-1])["failure"] == "parse_error"
@@ -66,3 +69,15 @@ def test_eval_leaves_nothing_in_tmpdir_on_exit_and_on_sigterm(tmp_path):
     p.send_signal(signal.SIGTERM)
     assert p.wait(60) == 128 + signal.SIGTERM
     assert _pkb_left(tmpdir) == []
+
+
+def test_sandbox_line_is_calm_and_log_parts_once():
+    from pkb_ray.engine.cli import distinct_log, sandbox_line
+
+    line = sandbox_line("bwrap: bwrap as pkb-sandbox fails: Permission denied; nccl: replaced by a refusing stub")
+    assert line.startswith("bwrap (the strongest available here; not stronger because: bwrap as pkb-sandbox")
+    assert line.endswith("; nccl: replaced by a refusing stub")
+    assert sandbox_line("bwrap+uid(pkb-sandbox)") == "bwrap+uid(pkb-sandbox)"
+    log = "Trace A rank1\n==== rank0.log ====\nTrace A rank0\n==== rank1.log ====\nTrace B\n"
+    assert distinct_log(log) == ("Trace A rank1\n==== rank0.log ==== (the same as above)\n"
+                                 "==== rank1.log ====\nTrace B")

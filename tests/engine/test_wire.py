@@ -137,7 +137,8 @@ def test_compare_nested_and_special_outputs():
     c = torch.randn(4, dtype=torch.complex64)
     assert not compare(c.real.to(torch.complex64), c, 1e-3, 1e-3).ok  # the imaginary part counts
     assert compare(torch.tensor(2.0), 2.0, 0, 0).ok  # a one-element tensor for a number
-    assert not compare(trees.Mismatch("of shape [1]"), t, 1e-3, 1e-3).ok
+    v = compare(trees.Mismatch("of shape [1], expected [3, 4]"), t, 1e-3, 1e-3)
+    assert not v.ok and v.message == "output: a tensor of shape [1], expected [3, 4]"  # both sides
     assert compare(float("nan"), float("nan"), 0, 0).ok
     assert compare(float("nan"), 1.0, 0, 0).failure == FailureClass.NAN
 

@@ -53,3 +53,18 @@ def test_self_check_follows_the_sources_not_the_names():
     paid = ModelConfig(name="paid", provider="openai", model_id="openai/gpt-5", devices=["cuda"])
     with pytest.raises(ConfigError, match="paid"):
         decide_device(cfg(), [cuda_only, paid], [CPU_NODE])
+
+
+def test_models_without_keys_are_skipped_in_one_line_grouped_by_variable(monkeypatch, capsys):
+    from pkb_ray.driver.checks import usable_models
+    from pkb_ray.generation.models import load_model_config
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    models = [load_model_config(n) for n in ("gpt41", "gpt5", "opus47", "reference")]
+    assert [m.name for m in usable_models(models)] == ["reference"]
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err  # one line (no terminal here: not wrapped)
+    assert "skipping 3 models without an API key" in err
+    assert "ANTHROPIC_API_KEY unset: opus47; OPENAI_API_KEY unset: gpt41, gpt5" in err

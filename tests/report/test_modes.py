@@ -20,7 +20,7 @@ from tests.report.modes_records import cell, three_modes
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_modes_side_by_side(tmp_path, capsys):
+def test_modes_side_by_side(tmp_path, capsys, monkeypatch):
     records = combine_sweeps(three_modes())
     report = build_report(records, tmp_path)
     a, b = mode_comparison(report.summaries)
@@ -44,9 +44,16 @@ def test_modes_side_by_side(tmp_path, capsys):
     assert "## Modes side by side" in md
     assert "zeroshot = zero-shot, agent = feedback agent, tools = tool agent" in md
     assert "b: zeroshot 2 problems x 1 attempts, tools 1 problems x 1 attempts" in md
-    print_leaderboard(report, "t")
+    print_leaderboard(report, "t", wide=True)
     out = capsys.readouterr().out
     assert "modes side by side" in out and "sig_fast_1@1" in out
+    # Fitted to 100 columns: no line is longer, and what was left out is named.
+    monkeypatch.setenv("COLUMNS", "100")
+    print_leaderboard(report, "t")
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert "modes side by side" in out and "Left out to fit 100 columns:" in out
+    assert "--wide" in out
 
 
 def test_one_mode_has_no_comparison(tmp_path):

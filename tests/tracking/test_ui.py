@@ -45,11 +45,13 @@ def test_pkb_ui_serves_the_runs_page_offline(tmp_path):
         lines = []
         for line in proc.stdout:
             lines.append(line)
-            if "sweep sw:" in line:
+            if "pkb ui: open " in line:
                 break
         up_s = time.monotonic() - t0
         assert any("MLflow UI at" in x for x in lines), "".join(lines)
-        url = next(x for x in lines if "sweep sw:" in x).split(": ", 1)[1].strip()
+        # The newest sweep's runs table is the page to open, named first.
+        url = next(x for x in lines if "pkb ui: open " in x).split()[3]
+        assert "'sw': 1 run, one per cell" in lines[-1]  # the count of cells, as the journal has it
         assert "workflowType=machine_learning" in url and "viewStateShareKey=pkb" in url
         base = f"http://127.0.0.1:{port}"
         with urllib.request.urlopen(base + "/", timeout=10) as page:  # the runs page (SPA)

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from pkb_ray.engine.wire.trees import Mismatch
 from pkb_ray.records import FailureClass
 
 # Bound before any candidate import (see module docstring).
@@ -140,6 +141,10 @@ def _compare_value(o: Any, r: Any, atol: float, rtol: float, where: str) -> Verd
 
 
 def _compare_tensor(o: Any, r: torch.Tensor, atol: float, rtol: float, where: str) -> Verdict:
+    if _type(o) is Mismatch:
+        # The judge could not copy the worker's tensor into the reference's slot: its note
+        # names both sides ("of shape [4, 8], expected [4, 4]"); the type name said nothing.
+        return Verdict(False, FailureClass.INCORRECT, f"{where}: a tensor {o.what}")
     if not _isinstance(o, _Tensor):
         return Verdict(False, FailureClass.INCORRECT,
                        f"{where}: expected {_describe(r)}, got {_describe(o)}")
