@@ -16,7 +16,7 @@ from datetime import timedelta
 import torch.distributed as dist
 
 from pkb_ray.engine.judge.group import REFERENCE_TIMEOUT_S
-from pkb_ray.engine.launcher import run_ranks
+from pkb_ray.selfcheck.launcher import run_ranks
 
 REFERENCE_S = 2.0
 """The reference timeout the test sets (the default, REFERENCE_TIMEOUT_S, would cost 30 s)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from pkb_ray.engine.launcher import run_ranks
+from pkb_ray.selfcheck.launcher import run_ranks
 from pkb_ray.problems import load_problems
 from pkb_ray.problems.common import import_file
 from pkb_ray.selfcheck.ranks import run_in_ranks

@@ -28,6 +28,7 @@ def main() -> int:
     from pkb_ray.engine.judge.control import JudgeJob, JudgeReady, Quit
     from pkb_ray.engine.judge.group import JudgeGroup
     from pkb_ray.engine.judge.session import Session
+    from pkb_ray.engine.judge.timing.sampling import run_timing
     from pkb_ray.engine.wire import frames, messages as m
 
     rank, world, device = spec["rank"], spec["world_size"], spec["device"]
@@ -61,7 +62,7 @@ def main() -> int:
         sides = [_side(name, fds[i], fds[i + 1], world)
                  for name, i in (("candidate", 0), ("reference", 2)) if len(fds) >= i + 2]
         try:
-            report = Session(ctx, msg, sides[0], sides[1] if len(sides) > 1 else None, notify).run()
+            report = Session(ctx, msg, sides[0], sides[1] if len(sides) > 1 else None, notify, run_timing).run()
         finally:
             for side in sides:
                 side.link.sock.close()

@@ -34,7 +34,6 @@ from pkb_ray.engine.judge.context import JudgeContext
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReport, TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault, WorkerLink
 from pkb_ray.engine.judge.stop import Stop
-from pkb_ray.engine.judge.timing.sampling import Interleaved
 from pkb_ray.engine.wire import messages as m
 from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
@@ -116,8 +115,10 @@ def fit_floor(points: list[tuple[int, float]]) -> tuple[float, float]:
 
 class Session:
     def __init__(self, ctx: JudgeContext, job: JudgeJob, cand: WorkerSide, ref: WorkerSide | None,
-                 notify: Callable[[JudgeEvent], None]) -> None:
-        self.ctx, self.job, self.notify = ctx, job, notify
+                 notify: Callable[[JudgeEvent], None], timing_phase: Callable[["Session"], None]) -> None:
+        # The timing phase comes from outside: it drives this session (timing/sampling.py
+        # imports it), so the session does not import it back.
+        self.ctx, self.job, self.notify, self.timing_phase = ctx, job, notify, timing_phase
         self.cand, self.ref = cand, ref
         self.report = RankOutcome()
         self.secrets = inp.Secrets(job.seed)
@@ -208,7 +209,7 @@ class Session:
             for t in range(self.job.trials):
                 self.step(f"trial:{t}", lambda t=t: self.trial(t), trial=t)
             if self.timed:
-                Interleaved(self).run()
+                self.timing_phase(self)
         except Stop:
             pass
         finally:

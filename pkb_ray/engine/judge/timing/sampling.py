@@ -22,16 +22,14 @@ import statistics
 import time
 import traceback
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from pkb_ray.engine.judge.control import TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault
+from pkb_ray.engine.judge.session import Session, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
 from pkb_ray.engine.judge.timing import stats
 from pkb_ray.records import FailureClass
-
-if TYPE_CHECKING:
-    from pkb_ray.engine.judge.session import Session, WorkerSide
 
 EPS_MS = 0.05
 """Slack for clock granularity when checking that a report fits in the time that passed."""
@@ -63,13 +61,13 @@ class PairRow:
 
 
 class Interleaved:
-    def __init__(self, session: "Session") -> None:
+    def __init__(self, session: Session) -> None:
         self.s = session
         self.ctx = session.ctx
         self.cfg = session.cfg
         assert session.ref is not None, "timing needs the reference worker"
-        self.ref_side: "WorkerSide" = session.ref
-        self.cand_side: "WorkerSide" = session.cand
+        self.ref_side: WorkerSide = session.ref
+        self.cand_side: WorkerSide = session.cand
         # One gate mode for both halves (and every rank): a half held behind the gate and
         # one launched after it would be two instruments again.
         self.hold = bool(self.ctx.cuda and self.cfg.gate and session.job.gate_candidate
@@ -87,7 +85,7 @@ class Interleaved:
         self.before_open: list[float] = []
 
     # ------------------------------------------------------------------ one half of a pair
-    def half(self, side: "WorkerSide", sets: list[tuple], check: tuple[int, Any] | None, n: int) -> HalfRow:
+    def half(self, side: WorkerSide, sets: list[tuple], check: tuple[int, Any] | None, n: int) -> HalfRow:
         """k calls on one worker, its window on this judge's clock; the candidate's inputs
         and (secretly chosen) outputs are checked."""
         s = self.s
@@ -277,3 +275,8 @@ class Interleaved:
         if self.impossible:
             s.fail(FailureClass.IMPLAUSIBLE, "the worker reported more time than the judge saw pass: "
                    + self.impossible[0], own_fault=True)
+
+
+def run_timing(session: Session) -> None:
+    """The session's timing phase (Session.run calls it when the job is timed)."""
+    Interleaved(session).run()
