@@ -37,13 +37,13 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import importlib
 
-from pkb_ray.config.schema import TimingConfig  # noqa: E402
-from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate, prebuild  # noqa: E402
-import importlib  # noqa: E402
-from pkb_ray.problems.includes import read_candidate_file  # noqa: E402
+from pkb_ray.config.schema import TimingConfig
+from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate, prebuild
+from pkb_ray.problems.includes import read_candidate_file
+
+REPO = Path(__file__).resolve().parents[1]
 
 FIXTURE_PROBLEMS = REPO / "tests" / "engine" / "fixtures" / "problems"
 DEFAULTS = {
@@ -171,10 +171,11 @@ def main() -> int:
                          "reference_ms": res.reference_ms, "speedup": res.speedup,
                          "roofline_fraction": res.roofline_fraction, "flags": res.flags,
                          "speedup_ci": [res.speedup_ci_low, res.speedup_ci_high], "sandbox": res.sandbox,
-                         "judge_clock_ratio": res.judge_clock_ratio, "seconds": res.evidence.get("seconds"),
+                         "timing": dataclasses.asdict(res.timing) if res.timing else None,
+                         "seconds": res.evidence.get("seconds"),
                          "message": res.message})
             print(f"{shape} #{k}: node {res.node_seconds:.2f} s, candidate {res.candidate_ms:.4f} ms, "
-                  f"reference {res.reference_ms:.4f} ms, speedup {res.speedup:.3f}, "
+                  f"reference {res.reference_ms:.4f} ms, speedup {_fmt(res.speedup)}, "
                   f"roofline fraction {res.roofline_fraction}, flags {res.flags}, "
                   f"seconds {res.evidence.get('seconds')}")
         times = [r["candidate_ms"] for r in runs]
@@ -184,7 +185,7 @@ def main() -> int:
             "cold_node_seconds": runs[0]["node_seconds"],
             "median_warm_node_seconds": statistics.median(warm),
             "candidate_ms_max_over_min": max(times) / min(times),
-            "speedup_max_over_min": max(r["speedup"] for r in runs) / min(r["speedup"] for r in runs),
+            "speedup_max_over_min": _spread([r["speedup"] for r in runs]),
         })
         print(f"{shape}: candidate time max/min = {per_shape[-1]['candidate_ms_max_over_min']:.4f}; "
               f"median warm node-seconds {per_shape[-1]['median_warm_node_seconds']:.2f} s")
@@ -212,11 +213,20 @@ def main() -> int:
     for s in per_shape:
         md.append(f"| {s['shape']} | {s['cold_node_seconds']:.2f} | {s['median_warm_node_seconds']:.2f} | "
                   f"~{UPSTREAM_NODE_S:.0f} | {statistics.median(r['candidate_ms'] for r in s['runs']):.4f} | "
-                  f"{s['candidate_ms_max_over_min']:.4f} | {s['speedup_max_over_min']:.4f} |")
+                  f"{s['candidate_ms_max_over_min']:.4f} | {_fmt(s['speedup_max_over_min'], '.4f')} |")
     (out / f"bench_eval_{args.device}{args.tag}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _fmt(x: float | None, spec: str = ".3f") -> str:
+    return "unmeasurable" if x is None else format(x, spec)
+
+
+def _spread(xs: list) -> float | None:
+    """max/min of the speedups, or None when any evaluation had none (unmeasurable)."""
+    return None if any(x is None for x in xs) else max(xs) / min(xs)
 
 
 if __name__ == "__main__":

@@ -23,12 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate
+from pkb_ray.problems import load_problems
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig  # noqa: E402
-from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate  # noqa: E402
-from pkb_ray.problems import load_problems  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _how(ev) -> str:
@@ -36,7 +35,7 @@ def _how(ev) -> str:
     if ev is None:
         return ""
     return (f"k={ev.calls_per_sample} n={ev.samples} gated={ev.gated} floor={ev.floor_ms:.4g}ms "
-            f"stopped={ev.stopped}" + (f" unmeasurable" if ev.unmeasurable else ""))
+            f"stopped={ev.stopped}" + (" unmeasurable" if ev.unmeasurable else ""))
 
 
 def main() -> int:
@@ -47,7 +46,7 @@ def main() -> int:
     ap.add_argument("--world-size", type=int, default=2)
     ap.add_argument("--evals", type=int, default=2)
     ap.add_argument("--trials", type=int, default=2)
-    ap.add_argument("--max-timing-s", type=float, default=3.0)
+    ap.add_argument("--max-timing-s", type=float, default=TimingConfig.max_timing_s)
     ap.add_argument("--cache-dir", default="/tmp/pkb_self_timing")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
     ap.add_argument("--tag", default="")

@@ -95,27 +95,21 @@ class TimingConfig:
     min_calls: int = 20
     """Samples, not calls: a gated sample can be several calls back to back (batch_ms)."""
     max_calls: int = 1000
-    target_rel_ci: float = 0.004
-    """Stop repeating once the median's relative confidence half-width is below this."""
-    max_timing_s: float = 20.0
-    """Wall-clock cap on timing one candidate."""
-    clock: str = "auto"
-    """auto | event | host | max. Which clock a call's time comes from: CUDA events on the
-    stream, the host clock around call + device synchronize (minus an empty call), or the
-    larger of the two per call. auto = events, or the host clock when its median is over
-    1.2x the events' (work on a side stream)."""
+    target_rel_ci: float = 0.01
+    """Stop sampling once the speedup's relative 95% half-width (the median of the paired
+    per-sample ratios, reference over candidate) is below this."""
+    max_timing_s: float = 6.0
+    """Wall-clock cap on the sampling loop of one evaluation (it stops at the interval above
+    first, usually within a few hundred samples)."""
     gate: bool = True
     """cuda: hold each timed call behind a GPU-side gate until every rank has queued all of
-    it (engine/launch_gate.py), so launch overhead and rank skew stay out of the times."""
+    it (engine/wire/gate.py), so launch overhead and rank skew stay out of the times."""
     batch_ms: float = 1.0
     """Gated: queue calls back to back behind one gate, about this much GPU time per sample
     (at most 64 calls); a sample is the batch's time per call. 0 = one call per sample."""
     gate_timeout_ms: float = 100.0
     """A gate not opened by then lets the call through and the callable is timed ungated
     (it waits on the GPU from the host, e.g. .item())."""
-    align_streams: bool = True
-    """Ungated calls: first align the ranks' streams with a one-element harness NCCL
-    all-reduce so every rank's start event fires together."""
 
 
 @dataclass

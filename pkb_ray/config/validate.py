@@ -13,7 +13,6 @@ _CHOICES = {
     "eval.size": ("auto", "small", "bench"),
     "mode.name": ("zeroshot", "agent", "tools"),
     "cluster.evaluator_placement": ("auto", "gpu_node", "cpu"),
-    "eval.timing.clock": ("auto", "event", "host", "max"),
     "eval.sandbox.mode": ("auto", "bwrap+uid", "bwrap", "uid", "none"),
     "eval.transport": ("auto", "cuda", "host"),
 }

@@ -73,7 +73,7 @@ class Sweep:
         self.status = "FINISHED"
         self._pipeline: Pipeline | None = None
         self._labels: dict[int, str] = {}
-        self._evaluators: list = []
+        self._actors: list = []
         """Every node actor started, closed at the end (their sandboxes and run roots go)."""
         self.profile: SweepProfile | None = None
         self.fallback = ""
@@ -340,7 +340,7 @@ class Sweep:
         finally:
             for tracker in self.trackers:
                 tracker.flush()
-            ray_runtime.close_evaluators(self._evaluators)
+            ray_runtime.close_evaluators(self._actors)
 
     def _start_evaluators(self) -> list:
         from pkb_ray.driver.ray_runtime import evaluator_labels
@@ -349,7 +349,7 @@ class Sweep:
         actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size,
                                        self.decision.placement, self.cfg.cluster.cpu_evaluators)
         self._labels.update(evaluator_labels(actors))
-        self._evaluators.extend(actors)
+        self._actors.extend(actors)
         return actors
 
     def _turn_done(self, state: CellState) -> None:

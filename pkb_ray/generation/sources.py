@@ -10,6 +10,7 @@ Every property that used to be decided by comparing a model's name (`reference`,
   endpoint names none).
 - `needs_api_base`: the config must name an endpoint (`model.api_base`).
 - `devices`: the devices its candidates can run on, whatever the config's `devices` say.
+- `times_itself`: its candidates are the references (a self-check of the harness).
 - `has_candidate(problem)`: whether a cell for this problem can have a candidate at all.
 
 `source_for(cfg)` finds a model's source: a registered provider, else litellm (which knows
@@ -62,6 +63,9 @@ class CandidateSource:
     """None: whatever the model config's `devices` list says."""
     what: str = "candidate"
     """What it serves, for messages: `expert solution`."""
+    times_itself: bool = False
+    """Its candidates are the problems' references: a sweep of it measures the harness (each
+    speedup should read 1.0), not a model."""
 
     def has_candidate(self, problem: Problem) -> bool:
         return True
@@ -130,7 +134,7 @@ def register_source(source: CandidateSource, *, replace: bool = False) -> Candid
 
 register_source(OpenAICompatibleSource("openai_compatible", needs_api_base=True))
 register_source(ReferenceSource("reference", calls_api=False, guard=False, needs_api_key=False,
-                                what="reference"))
+                                what="reference", times_itself=True))
 # Symmetric memory is CUDA only ("SymmetricMemory does not support device type cpu").
 register_source(ExpertSource("expert", calls_api=False, needs_api_key=False, devices=("cuda",),
                              what="expert solution"))

@@ -72,7 +72,18 @@ def _run(args: argparse.Namespace) -> int:
                  f": {len(results)} cells")
     report = build_report(results, out_dir, title)
     print_leaderboard(report, title, wide=args.wide,
-                      self_check=bool(results) and all(r.key.model == "reference" for r in results),
+                      self_check=bool(results) and all(_times_itself(m) for m in {r.key.model for r in results}),
                       report_args=" ".join(names) + ("" if str(root) == "sweeps" else f" --root {root}"))
     print(f"wrote into {out_dir}: " + ", ".join(p.name for p in report.files()))
     return 0
+
+
+def _times_itself(model: str) -> bool:
+    """Whether the model's candidates are the references (a self-check). A sweep records the
+    model's config name; the builtin `reference` config's name is its provider's."""
+    from pkb_ray.generation.sources import UnknownSourceError, source_for
+
+    try:
+        return source_for(model).times_itself
+    except UnknownSourceError:
+        return False

@@ -143,3 +143,15 @@ def test_secrets_do_not_reveal_their_state():
     assert len(set(seeds)) == 20
     picks = [a.check_rng().randrange(10) for _ in range(2000)]
     assert all(150 < picks.count(i) < 250 for i in range(10)), "checked calls are chosen uniformly"
+
+
+def test_floor_is_fitted_through_the_least_windows():
+    """The floor is what the harness costs at least: one slow calibration run at a batch
+    size does not raise it (a raised floor left figures below the hardware's least time)."""
+    from pkb_ray.engine.judge.session import fit_floor
+
+    points = [(k, 0.2 + 0.05 * k + extra) for k in (1, 4, 16) for extra in (0.0, 0.001, 0.3, 0.4, 0.002)]
+    fixed, per_call = fit_floor(points)
+    assert abs(fixed - 0.201) < 0.01 and abs(per_call - 0.05) < 0.002
+    assert fit_floor([(1, 1.0), (1, 3.0)]) == (1.0, 0.0)
+    assert fit_floor([(1, 0.5), (64, 0.1), (16, 0.2)])[1] == 0.0  # never a negative slope

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import socket
-import time
 
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.messages import REFUSAL

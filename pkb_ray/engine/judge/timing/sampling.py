@@ -29,6 +29,7 @@ from pkb_ray.engine.judge.link import WorkerFault
 from pkb_ray.engine.judge.session import Session, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
 from pkb_ray.engine.judge.timing import stats
+from pkb_ray.engine.judge.timing.evidence import LEAST_SHARE
 from pkb_ray.records import FailureClass
 
 EPS_MS = 0.05
@@ -173,6 +174,13 @@ class Interleaved:
         ref_w, ref_r, cand_w, cand_r = out
         return ref_w, cand_w, ref_r, cand_r, max(r.floor_ms for r in rows), expired
 
+    def ratios(self) -> list[float]:
+        """Each sample's reference time over its candidate time, both less the floor (and
+        never below a hundredth of it, as evidence.py figures them)."""
+        lo = max(LEAST_SHARE * self.floor_ms, 1e-9)
+        return [max(r - self.floor_ms, lo) / max(c - self.floor_ms, lo)
+                for r, c in zip(self.ref_win, self.cand_win)]
+
     def net(self, windows: list[float]) -> float:
         return statistics.median(windows) - self.floor_ms if windows else math.inf
 
@@ -239,9 +247,10 @@ class Interleaved:
                 self.cand_rep.append(cand_r)
                 n += 1
             done_n = len(self.cand_win)
+            # The interval that matters is the speedup's: paired ratios cancel the drift
+            # that both halves of a sample share, which each half's own interval keeps.
             stable = done_n >= self.cfg.min_calls and \
-                stats.rel_ci_of_median([w - self.floor_ms for w in self.ref_win]) <= self.cfg.target_rel_ci and \
-                stats.rel_ci_of_median([w - self.floor_ms for w in self.cand_win]) <= self.cfg.target_rel_ci
+                stats.rel_ci_of_median(self.ratios()) <= self.cfg.target_rel_ci
             if stable:
                 stopped = "stable"
                 break
@@ -259,9 +268,9 @@ class Interleaved:
         s.report.seconds["timing"] = time.monotonic() - t_phase
         s.report.checked_timed_calls = self.checked
         unmeasurable = ""
-        for name, wins in (("reference", self.ref_win), ("candidate", self.cand_win)):
+        for side, wins in ((self.ref_side, self.ref_win), (self.cand_side, self.cand_win)):
             if self.net(wins) < MEASURABLE * self.floor_ms:
-                unmeasurable = (f"the {name}'s {k} call(s) per sample took {self.net(wins):.4g} ms beyond the "
+                unmeasurable = (f"the {side.name}'s {k} call(s) per sample took {self.net(wins):.4g} ms beyond the "
                                 f"{self.floor_ms:.4g} ms the harness costs around them: too short to time")
                 break
         if self.ctx.rank == 0:
