@@ -417,10 +417,10 @@ class Sweep:
         title = f"sweep {cfg.sweep.name}: {len(records)} cells recorded"
         report = build_report(records, self.sweep_dir, title)
         if records:
-            from pkb_ray.driver.device import SELF_CHECK_MODEL
+            from pkb_ray.generation.sources import source_for
 
             root = "" if cfg.sweep.root == "sweeps" else f" --root {cfg.sweep.root}"
-            print_leaderboard(report, title, self_check=all(m.name == SELF_CHECK_MODEL for m in self.models),
+            print_leaderboard(report, title, self_check=all(source_for(m).times_itself for m in self.models),
                               report_args=f"{cfg.sweep.name}{root}")
         say(f"pkb: {self.progress.summary()}; leaderboard {report.markdown_path} (per problem: "
             f"{report.problems_csv_path.name}, heatmap: {report.heatmap_path.name if report.heatmap_path else '-'})")

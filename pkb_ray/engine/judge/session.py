@@ -39,19 +39,20 @@ from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.records import FailureClass
 
-CALIBRATION_CALLS = (1, 4, 16, 64)
+CALIBRATION_CALLS = (1, 4, 16, 64, 256)
 """Runs of this many do-nothing calls measure the judge-clock floor before any code loads."""
-CALIBRATION_RUNS = 7
+CALIBRATION_RUNS = 5
 """Per batch size and worker."""
 ARENA_BUDGET_BYTES = 1 << 30
-"""Arena per rank and worker: room for up to 64 calls' inputs and outputs back to back,
+"""Arena per rank and worker: room for up to 256 calls' inputs and outputs back to back,
 within this (cpu)."""
 CUDA_ARENA_BUDGET_BYTES = 4 << 30
 """The same on a GPU, within an eighth of its free memory: a sample of 5 allreduce calls at
 the bench size (1 GiB) was 0.25 ms of work in a 0.8 ms window, and a few microseconds that
 differ between two workers' messages moved a reference against itself by 4% (H100,
 2026-11-25). About a millisecond of calls per sample makes them a fraction of a percent."""
-MAX_CALLS_PER_SAMPLE = 64
+MAX_CALLS_PER_SAMPLE = 256
+"""A call of a few microseconds needs hundreds per sample to be a millisecond of work."""
 
 
 @dataclass
@@ -270,7 +271,7 @@ class Session:
         self.trial_args = [self.make() for _ in range(max(1, self.job.trials))]
         self.trial_expected = [self.reference(a) for a in self.trial_args]
         per_call = max(inp.nbytes(a) + inp.nbytes(e) for a, e in zip(self.trial_args, self.trial_expected))
-        # Room for 64 calls where that fits the budget; data-dependent shapes get 50% slack.
+        # Room for MAX_CALLS_PER_SAMPLE calls where that fits the budget; data-dependent shapes get 50% slack.
         one = int(per_call * 1.5) + 64 * 256
         kind = "cuda" if self.ctx.cuda and self.job.transport == "cuda" else "host"
         budget = ARENA_BUDGET_BYTES
@@ -345,14 +346,19 @@ class Session:
         calls that do nothing costs on the judge's clock (messages, gate, synchronize, the
         output copies). Both workers, alternately: the floor is one figure for both halves."""
         points: list[tuple[int, float]] = []
-        for k in sorted({min(k, self.calls_fit) for k in CALIBRATION_CALLS}):
-            for _ in range(CALIBRATION_RUNS):
+        sizes = sorted({min(k, self.calls_fit) for k in CALIBRATION_CALLS})
+        # Rounds over every batch size, the first one thrown away: a node's first evaluation
+        # ran its first runs 40-70% slower (bench_eval, H100, 2026-11-25), and a floor
+        # fitted on them set that evaluation's figures apart from the next ones'.
+        for round_ in range(CALIBRATION_RUNS + 1):
+            for k in sizes:
                 for side in self.sides:
                     assert side.layout is not None
                     side.layout.reset()
                     calls = [self.call(side, self.trial_args[0], self.trial_expected[0])[2] for _ in range(k)]
                     r = self.run_timed(side, calls, hold=True, timeout_s=self.timeouts.start_s, calibrate=True)
-                    points.append((k, (r.t_done - r.t_open) * 1e3))
+                    if round_:
+                        points.append((k, (r.t_done - r.t_open) * 1e3))
         self.floor_fit = fit_floor(points)
         self.floor_ms = {k: self.floor(k) for k in sorted({k for k, _ in points})}
 

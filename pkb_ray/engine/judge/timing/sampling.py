@@ -208,7 +208,7 @@ class Interleaved:
         # Batch until a sample is measurable: at least batch_ms of calls, and at least the
         # floor's fixed part (messages, synchronize), which then weighs less per call. But
         # a sample of a slow half stays short (samples, not calls, make the interval).
-        k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / slowest)))  # the arena: <= 64 calls
+        k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / slowest)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
         k = 1
         while k < k_max and k * fastest < max(self.cfg.batch_ms, s.floor_fit[0]):
             k *= 2
