@@ -95,10 +95,10 @@ class TimingConfig:
     min_calls: int = 20
     """Samples, not calls: a gated sample can be several calls back to back (batch_ms)."""
     max_calls: int = 1000
-    target_rel_ci: float = 0.01
+    target_rel_ci: float = 0.015
     """Stop sampling once the speedup's relative 95% half-width (the median of the paired
     per-sample ratios, reference over candidate) is below this."""
-    max_timing_s: float = 3.0
+    max_timing_s: float = 2.0
     """Wall-clock cap on the sampling loop of one evaluation (it stops at the interval above
     first, usually within a few hundred samples)."""
     gate: bool = True
@@ -106,7 +106,7 @@ class TimingConfig:
     it (engine/wire/gate.py), so launch overhead and rank skew stay out of the times."""
     batch_ms: float = 1.0
     """Gated: queue calls back to back behind one gate, about this much GPU time per sample
-    (at most 256 calls); a sample is the batch's time per call. 0 = one call per sample."""
+    (at most 64 calls); a sample is the batch's time per call. 0 = one call per sample."""
     gate_timeout_ms: float = 100.0
     """A gate not opened by then lets the call through and the callable is timed ungated
     (it waits on the GPU from the host, e.g. .item())."""

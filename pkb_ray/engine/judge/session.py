@@ -39,20 +39,21 @@ from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.records import FailureClass
 
-CALIBRATION_CALLS = (1, 4, 16, 64, 256)
+CALIBRATION_CALLS = (1, 4, 16, 64)
 """Runs of this many do-nothing calls measure the judge-clock floor before any code loads."""
 CALIBRATION_RUNS = 5
 """Per batch size and worker."""
 ARENA_BUDGET_BYTES = 1 << 30
-"""Arena per rank and worker: room for up to 256 calls' inputs and outputs back to back,
+"""Arena per rank and worker: room for up to 64 calls' inputs and outputs back to back,
 within this (cpu)."""
 CUDA_ARENA_BUDGET_BYTES = 4 << 30
 """The same on a GPU, within an eighth of its free memory: a sample of 5 allreduce calls at
 the bench size (1 GiB) was 0.25 ms of work in a 0.8 ms window, and a few microseconds that
 differ between two workers' messages moved a reference against itself by 4% (H100,
 2026-11-25). About a millisecond of calls per sample makes them a fraction of a percent."""
-MAX_CALLS_PER_SAMPLE = 256
-"""A call of a few microseconds needs hundreds per sample to be a millisecond of work."""
+MAX_CALLS_PER_SAMPLE = 64
+"""256 calls of the allreduce expert behind one gate filled CUDA's launch queue: the gate
+expired and the sample ran ungated, 7x slower (1024x1024, H100, 2026-11-25)."""
 
 
 @dataclass

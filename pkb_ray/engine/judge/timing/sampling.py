@@ -35,6 +35,8 @@ from pkb_ray.records import FailureClass
 EPS_MS = 0.05
 """Slack for clock granularity when checking that a report fits in the time that passed."""
 MIN_CHECKED = 5
+MIN_EMPTY = 5
+"""Empty runs of the main loop before their median replaces the calibrated floor."""
 PROBES = 5
 SAMPLE_MAX_MS = 25.0
 """Batching stops before a sample of the slower half would take longer than this."""
@@ -59,6 +61,8 @@ class PairRow:
     cand: HalfRow
     floor_ms: float
     """This judge's calibrated floor for a sample of this many calls."""
+    empty: HalfRow | None = None
+    """The same number of do-nothing calls on the reference worker, right after the pair."""
 
 
 class Interleaved:
@@ -81,6 +85,8 @@ class Interleaved:
         self.ref_rep: list[float] = []
         self.cand_rep: list[float] = []
         self.floor_ms = 0.0
+        self.empty_win: list[float] = []
+        """Windows of the empty runs of the main loop: the floor once there are enough."""
         self.checked = 0
         self.impossible: list[str] = []
         self.before_open: list[float] = []
@@ -134,8 +140,23 @@ class Interleaved:
             raise Stop()
         return [r[1] for r in rows]
 
-    def one(self, sets: list[tuple], n: int, check_j: int | None) -> PairRow:
-        """One pair on this judge: both halves on `sets`, in the order the sample's parity says."""
+    def empty_half(self, k: int) -> HalfRow:
+        """k do-nothing calls on the reference worker, timed like a half: what the harness
+        costs around k calls (messages, gate, synchronize, delivering the outputs), measured
+        through the whole phase. The reference worker runs no candidate code, so nothing the
+        candidate does can move it."""
+        s, side = self.s, self.ref_side
+        assert side.layout is not None
+        side.layout.reset()
+        calls = [s.call(side, s.trial_args[0], s.trial_expected[0])[2] for _ in range(k)]
+        r = s.run_timed(side, calls, hold=self.hold, timeout_s=max(1.0, self.deadline - time.monotonic()),
+                        calibrate=True)
+        return HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
+                       expired=r.expired)
+
+    def one(self, sets: list[tuple], n: int, check_j: int | None, empty: bool = False) -> PairRow:
+        """One pair on this judge: both halves on `sets`, in the order the sample's parity says
+        (and, if asked, the empty run after them)."""
         check = None
         if check_j is not None:
             # Before any worker runs: the reference is a collective of the judges, and a
@@ -153,7 +174,8 @@ class Interleaved:
         else:
             cand = self.half(self.cand_side, sets, check, n)
             ref = self.half(self.ref_side, sets, None, n)
-        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(sets)))
+        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(sets)),
+                       empty=self.empty_half(len(sets)) if empty else None)
 
     def combine(self, rows: list[PairRow]) -> tuple[float, float, float, float, float, bool]:
         """(ref window, cand window, ref report, cand report, floor, any gate expired) of one
@@ -172,7 +194,13 @@ class Interleaved:
                                        f"saw take {ready_ms:.4g} ms from inputs to answer")
         expired = any(r.ref.expired or r.cand.expired for r in rows)
         ref_w, ref_r, cand_w, cand_r = out
-        return ref_w, cand_w, ref_r, cand_r, max(r.floor_ms for r in rows), expired
+        floor = max(r.floor_ms for r in rows)
+        empties = [r.empty for r in rows if r.empty is not None]
+        if empties:
+            opened = max(h.t_open for h in empties)
+            self.empty_win.append(max(max(0.0, (h.t_done - opened) * 1e3) for h in empties))
+            expired = expired or any(h.expired for h in empties)
+        return ref_w, cand_w, ref_r, cand_r, floor, expired
 
     def ratios(self) -> list[float]:
         """Each sample's reference time over its candidate time, both less the floor (and
@@ -232,15 +260,20 @@ class Interleaved:
                 check_j = None
                 if n in planned or (n >= min_n and self.rng.random() < 0.05):
                     check_j = self.rng.randrange(k)
-                rows = self.step(lambda n=n, c=check_j: self.one([s.make() for _ in range(k)], n, c))
+                rows = self.step(lambda n=n, c=check_j: self.one([s.make() for _ in range(k)], n, c, empty=True))
                 ref_w, cand_w, ref_r, cand_r, floor, expired = self.combine(rows)
                 if expired and self.hold:
                     # A gate held a call until it timed out: those times are wrong. Go on
                     # with neither half held, and start the samples over.
                     self.hold = False
                     self.ref_win, self.cand_win, self.ref_rep, self.cand_rep = [], [], [], []
+                    self.empty_win = []
                     continue
-                self.floor_ms = floor
+                # The calibration's floor (5 runs per batch size before anything loaded) moved
+                # between evaluations enough to move a figure by 10% (the allreduce expert at
+                # 8192x8192 on one H100: 0.202-0.221 ms over 5 evaluations, 2026-11-25); the
+                # median of the phase's own empty runs is one figure of hundreds.
+                self.floor_ms = statistics.median(self.empty_win) if len(self.empty_win) >= MIN_EMPTY else floor
                 self.ref_win.append(ref_w)
                 self.cand_win.append(cand_w)
                 self.ref_rep.append(ref_r)
