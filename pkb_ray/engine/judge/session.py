@@ -47,7 +47,8 @@ ARENA_BUDGET_BYTES = 1 << 30
 """Arena per rank and worker: room for up to 64 calls' inputs and outputs back to back,
 within this (cpu)."""
 CUDA_ARENA_BUDGET_BYTES = 4 << 30
-"""The same on a GPU, within an eighth of its free memory: a sample of 5 allreduce calls at
+"""The same on a GPU, within a sixteenth of its free memory (two workers' arenas, and an
+eighth ran fft2d_transpose out of memory): a sample of 5 allreduce calls at
 the bench size (1 GiB) was 0.25 ms of work in a 0.8 ms window, and a few microseconds that
 differ between two workers' messages moved a reference against itself by 4% (H100,
 2026-11-25). About a millisecond of calls per sample makes them a fraction of a percent."""
@@ -277,7 +278,7 @@ class Session:
         kind = "cuda" if self.ctx.cuda and self.job.transport == "cuda" else "host"
         budget = ARENA_BUDGET_BYTES
         if kind == "cuda":
-            budget = min(CUDA_ARENA_BUDGET_BYTES, torch.cuda.mem_get_info(self.device)[0] // 8)
+            budget = min(CUDA_ARENA_BUDGET_BYTES, torch.cuda.mem_get_info(self.device)[0] // 16)
         nbytes = max(4 * one, min(MAX_CALLS_PER_SAMPLE * one, budget))
         self.stage_back = kind == "host" and self.ctx.cuda
         for side in self.sides:

@@ -85,6 +85,10 @@ class Interleaved:
         self.ref_rep: list[float] = []
         self.cand_rep: list[float] = []
         self.floor_ms = 0.0
+        self.empty = self.ctx.cuda
+        """cuda: empty runs through the phase set the floor. On cpu they moved references
+        timed against themselves to 0.76-0.81 (a 2-core machine at load 2; 1.01 without them):
+        the calibrated floor stays there."""
         self.empty_win: list[float] = []
         """Windows of the empty runs of the main loop: the floor once there are enough."""
         self.checked = 0
@@ -168,14 +172,22 @@ class Interleaved:
         self.shapes_from = [self.s.trial_expected[0]] * len(sets)
         if check is not None:
             self.shapes_from[check[0]] = check[1]
+        # A worker that ran just before its half starts it warm (the GPU already on its
+        # context, its thread awake). Alternating the order gives each worker that start in
+        # one sample of two; the empty run (on the reference worker) goes first in even
+        # samples and last in odd ones so that it stays so: E R C | C R E | E R C ... With it
+        # always after the pair, the reference started warm twice as often and references
+        # timed against themselves read 0.91-0.99 (H100, 2026-11-25).
+        e = None
         if n % 2 == 0:
+            e = self.empty_half(len(sets)) if empty else None
             ref = self.half(self.ref_side, sets, None, n)
             cand = self.half(self.cand_side, sets, check, n)
         else:
             cand = self.half(self.cand_side, sets, check, n)
             ref = self.half(self.ref_side, sets, None, n)
-        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(sets)),
-                       empty=self.empty_half(len(sets)) if empty else None)
+            e = self.empty_half(len(sets)) if empty else None
+        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(sets)), empty=e)
 
     def combine(self, rows: list[PairRow]) -> tuple[float, float, float, float, float, bool]:
         """(ref window, cand window, ref report, cand report, floor, any gate expired) of one
@@ -260,7 +272,7 @@ class Interleaved:
                 check_j = None
                 if n in planned or (n >= min_n and self.rng.random() < 0.05):
                     check_j = self.rng.randrange(k)
-                rows = self.step(lambda n=n, c=check_j: self.one([s.make() for _ in range(k)], n, c, empty=True))
+                rows = self.step(lambda n=n, c=check_j: self.one([s.make() for _ in range(k)], n, c, empty=self.empty))
                 ref_w, cand_w, ref_r, cand_r, floor, expired = self.combine(rows)
                 if expired and self.hold:
                     # A gate held a call until it timed out: those times are wrong. Go on
