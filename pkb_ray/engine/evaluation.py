@@ -17,15 +17,13 @@ import dataclasses
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pkb_ray.engine import hardware, nccl_stub, reference_timings, roofline, sandbox, static_check, verdict
-from pkb_ray.engine.env import rank_env
+from pkb_ray.engine import hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check, verdict
 from pkb_ray.engine.node import JudgeNode, NodeSpec
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
@@ -219,11 +217,6 @@ def _absolute_source(source: str) -> str:
     return source
 
 
-_PROFILE = ("import json, sys, dataclasses\n"
-            "from pkb_ray.engine.hardware import measure_profile\n"
-            "print(json.dumps(dataclasses.asdict(measure_profile(sys.argv[1]))))")
-
-
 def node_profile(device: str, cache_dir: str, cvd: str | None,
                  require_facts: bool = True) -> hardware.HardwareProfile | None:
     """This node's hardware profile: the cached one, else measured in a fresh process (and
@@ -243,13 +236,18 @@ def node_profile(device: str, cache_dir: str, cvd: str | None,
 
 def _measure_profile(fp: str, cache_dir: str, cvd: str | None) -> hardware.HardwareProfile | None:
     """Measure the hardware profile in one fresh process that sees every GPU of the node."""
-    env = rank_env(**({"CUDA_VISIBLE_DEVICES": cvd} if cvd is not None else {}),
-                   PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    spec = spawn.SpawnSpec("pkb_ray.engine.hardware", spawn.ProfileStart(fingerprint=fp),
+                           spawn.child_env("cuda", 1, cvd, sandboxed=False))
     try:
-        p = subprocess.run([sys.executable, "-c", _PROFILE, fp], env=env, capture_output=True, text=True,
-                           timeout=PROFILE_TIMEOUT_S)
-        prof = hardware.profile_from_dict(json.loads(p.stdout.strip().splitlines()[-1]))
-    except (subprocess.SubprocessError, ValueError, IndexError, TypeError, AttributeError):
+        p = spawn.start_trusted(spec, capture=True)
+        try:
+            stdout, _ = p.communicate(timeout=PROFILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            return None
+        prof = hardware.profile_from_dict(json.loads(stdout.strip().splitlines()[-1]))
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError, TypeError, AttributeError):
         return None
     hardware.save_profile(cache_dir, prof)
     return prof
