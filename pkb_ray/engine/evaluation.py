@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pkb_ray.engine import hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check, verdict
+from pkb_ray.engine.judge.control import JudgeJob
 from pkb_ray.engine.node import JudgeNode, NodeSpec
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
@@ -163,15 +164,15 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     node = node_for(req, cvd)
     result.sandbox = _describe_sandbox(node.spec, req)
     transport = req.transport if req.transport != "auto" else ("cuda" if req.device == "cuda" else "host")
-    job = dict(problem_id=req.problem_id, problems_source=source, loader=loader,
-               candidate_source=req.candidate_source, size=req.size, trials=req.trials, guard=req.guard,
-               time_candidate=req.time_candidate, timing=dataclasses.asdict(req.timing),
-               timeouts=dataclasses.asdict(req.timeouts), transport=transport, cache_dir=cache_dir,
-               reference_key=reference_timings.reference_key(problem.id, problem.spec.version, req.world_size,
-                                                             req.size, req.device, fp, HARNESS_VERSION),
-               # Code that makes its own streams could wait on copy-engine work from the host
-               # while the gate holds the SMs: its calls are not held behind the gate.
-               gate_candidate=static_check.FLAG_STREAM not in result.flags)
+    job = JudgeJob(problem_id=req.problem_id, problems_source=source, loader=loader,
+                   candidate_source=req.candidate_source, size=req.size, trials=req.trials, guard=req.guard,
+                   time_candidate=req.time_candidate, timing=req.timing, timeouts=req.timeouts,
+                   transport=transport, cache_dir=cache_dir,
+                   reference_key=reference_timings.reference_key(problem.id, problem.spec.version, req.world_size,
+                                                                 req.size, req.device, fp, HARNESS_VERSION),
+                   # Code that makes its own streams could wait on copy-engine work from the host
+                   # while the gate holds the SMs: its calls are not held behind the gate.
+                   gate_candidate=static_check.FLAG_STREAM not in result.flags)
     t = req.timeouts
     deadline_s = t.start_s + t.load_s + t.trial_s * (req.trials + 2) + (t.timing_s if req.time_candidate else 0) + 60
     out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s)
@@ -180,7 +181,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
         result.flags.append("store_channel")
     result.log = result.log[-LOG_CHARS:]
     if result.correct and result.reference_ms:
-        _remember_reference_time(cache_dir, job["reference_key"], req, result)
+        _remember_reference_time(cache_dir, job.reference_key, req, result)
 
 
 def _describe_sandbox(spec: NodeSpec, req: EvalRequest) -> str:

@@ -22,6 +22,7 @@ import subprocess
 import threading
 import time
 import uuid
+import dataclasses
 from dataclasses import dataclass, field
 
 from pkb_ray.engine import nccl_stub, sandbox, spawn
@@ -188,18 +189,18 @@ class JudgeNode:
                 self.spares[role] = self._new_sandbox(g)
 
     # ------------------------------------------------------------------ one evaluation
-    def run(self, job: dict, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:
-        """Evaluate one candidate. `job` holds JudgeJob's fields but eval_id and seed (made
-        here: the seed from os.urandom, for this evaluation alone)."""
+    def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:
+        """Evaluate one candidate: `job` as every judge gets it, but its eval_id and seed
+        (made here: the seed from os.urandom, for this evaluation alone)."""
         self.start()
         t0 = time.monotonic()
         out = NodeOutcome()
-        timed = bool(job["time_candidate"])
-        sb = self._take_sandbox("candidate", job["guard"])
+        timed = job.time_candidate
+        sb = self._take_sandbox("candidate", job.guard)
         # The reference is timed in a worker of the same kind as the candidate's: the same
         # sandbox, launch, gate and clock (engine/judge/timing/__init__.py says why).
         ref = self._take_sandbox("reference", False) if timed else None
-        self.prewarm(job["guard"], timed)
+        self.prewarm(job.guard, timed)
         boxes = [sb] + ([ref] if ref is not None else [])
         try:
             if extensions_from and os.path.isdir(extensions_from):
@@ -219,9 +220,9 @@ class JudgeNode:
             eval_id = uuid.uuid4().hex[:12]
             page_fds = [GatePage.create_fd() for _ in boxes]
             seed = int.from_bytes(os.urandom(8), "little") & ((1 << 62) - 1)
+            msg = dataclasses.replace(job, eval_id=eval_id, seed=seed)
             try:
                 for r, j in enumerate(self.judges):
-                    msg = JudgeJob(eval_id=eval_id, seed=seed, **job)
                     fds = [fd for box, page in zip(boxes, page_fds) for fd in (box.ends[r].fileno(), page)]
                     frames.send(j.sock, m.to_wire(msg), fds)
             except OSError as e:

@@ -105,3 +105,18 @@ def test_the_world_size_reaches_a_judge_as_an_int():
                              gate_fd=4, gate_timeout_us=1, group_timeout_s=1.0)
     wire = json.loads(json.dumps(m.to_wire(start)))
     assert m.decode(wire, (spawn.JudgeStart,)).world_size == 2
+
+
+def test_the_job_a_judge_reads_is_the_request_typed():
+    """The timing and timeout sections cross as their config records, not as dicts."""
+    from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+    from pkb_ray.engine.judge.control import JudgeJob
+
+    job = JudgeJob(problem_id="allreduce", problems_source="builtin", loader="pkb_ray.problems:load_problem",
+                   candidate_source="", size="small", trials=2, guard=True, time_candidate=True,
+                   timing=TimingConfig(min_calls=7), timeouts=TimeoutConfig(load_s=9.0), transport="host",
+                   gate_candidate=True, cache_dir="/tmp/c", reference_key="k", eval_id="e1", seed=5)
+    back = m.decode(json.loads(json.dumps(m.to_wire(job))), (JudgeJob,))
+    assert back == job and isinstance(back.timing, TimingConfig) and back.timing.min_calls == 7
+    with pytest.raises(ProtocolError, match="min_calls"):
+        m.decode({**m.to_wire(job), "timing": {"min_calls": "7"}}, (JudgeJob,))
