@@ -66,7 +66,7 @@ def test_the_readme_shows_the_commands_a_user_needs():
     shown = " ".join(COMMANDS)
     for needed in ("python3 sweep.py", "problems=all", "pkb ui", "pkb problems coverage",
                    "pkb problems list", "pkb problems check", "pkb eval", "--no-guard", "pkb models list",
-                   "pkb prompt", "pkb report", "--wide", "pkb agent run", "pkb sweep", "--cfg job"):
+                   "pkb prompt", "pkb report", "--wide", "pkb agent run", "pkb sweep", "--cfg job", "--dry-run"):
         assert needed in shown, needed
     assert len(COMMANDS) >= 20
 
@@ -79,7 +79,7 @@ def test_readme_command_parses(command):
             args = _pkb_parser().parse_args(_as_written(words[1:], optional))
             assert callable(args.handler)
         return
-    overrides = [w for w in words[2:] if w not in ("--cfg", "job")]
+    overrides = [w for w in words[2:] if w not in ("--cfg", "job", "--dry-run")]  # sweep.py's own flags
     assert check_overrides(overrides) is None
     cfg = compose_config(overrides)
     assert cfg.attempts >= 1

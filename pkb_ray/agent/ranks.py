@@ -2,9 +2,9 @@
 
 The engine evaluates candidates (judges + workers); it has no entry point for "run this
 script on every rank and give me its output", which `run` and `profile` need. This starts
-engine/worker/agent_rank.py through the engine's own `sandbox.start` (the same plan, binds, hidden
-directories and allow-listed environment a candidate's workers get, and the NCCL stub for
-a guarded profile on cuda), waits up to a time limit, and reads back each rank's output.
+engine/worker/agent_rank.py through the engine's own spawn spec (engine/spawn.py: the same
+plan, binds, hidden directories and environment a candidate's workers get, and the NCCL
+stub for a guarded profile on cuda), waits up to a time limit, and reads back each rank's output.
 Candidates' judges are never involved, so nothing secret is within reach.
 """
 
@@ -17,8 +17,7 @@ import time
 from dataclasses import dataclass
 
 from pkb_ray.config.schema import SandboxConfig
-from pkb_ray.engine import nccl_stub, sandbox
-from pkb_ray.engine.env import rank_env
+from pkb_ray.engine import nccl_stub, sandbox, spawn
 from pkb_ray.engine.worker.reap import RankEnd, ends_in
 
 START_S = 60.0
@@ -62,23 +61,15 @@ class RanksOutcome:
 def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str],
                  cuda_visible_devices: str | None = None, output_chars: int = 3000) -> RanksOutcome:
     plan = sandbox.plan_sandbox(sandbox_cfg.mode, sandbox_cfg.user, sandbox_cfg.bwrap_path or None)
-    over = {"PKB_AGENT_JOB": json.dumps({"mode": job.mode, "world_size": job.world_size, "device": job.device,
-                                         "timeout_s": job.timeout_s, "profile_calls": job.profile_calls}),
-            "TORCH_EXTENSIONS_DIR": "{TMP}/ext", "TRITON_CACHE_DIR": "{TMP}/triton",
-            "GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo"}
-    if job.device == "cuda":
-        if cuda_visible_devices is not None:
-            over["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices
-    else:
-        over["CUDA_VISIBLE_DEVICES"] = ""
-        over["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // job.world_size))
+    start = spawn.AgentStart(mode=job.mode, world_size=job.world_size, device=job.device,
+                             timeout_s=float(job.timeout_s), profile_calls=job.profile_calls)
     guarded = job.mode == "profile" and job.device == "cuda"
-    binds = nccl_stub.build(cache_dirs[0]) if guarded and cache_dirs else None
+    binds = nccl_stub.build(cache_dirs[0]) if guarded and cache_dirs else {}
+    box = spawn.Sandboxed(plan, tuple(cache_dirs), gpu=job.device == "cuda", files=job.files, binds=binds,
+                          trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else {})
+    env = spawn.child_env(job.device, job.world_size, cuda_visible_devices)
     t0 = time.monotonic()
-    proc = sandbox.start(plan, ["python", "-m", "pkb_ray.engine.worker.agent_rank"], env=rank_env(**over),
-                         pass_fds=[], gpu=job.device == "cuda", cache_dirs=cache_dirs,
-                         pre_files=job.files, dirs=["ext"], binds=binds or None,
-                         trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else None)
+    proc = spawn.start(spawn.SpawnSpec("pkb_ray.engine.worker.agent_rank", start, env, sandbox=box))
     timed_out = False
     try:
         if proc.wait_ready(START_S):  # the limit starts once torch is imported

@@ -11,6 +11,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="run a models x problems x attempts sweep (as python sweep.py)")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="config overrides, e.g. model=reference problems=smoke eval.device=cpu")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan (every cell, its record id, done or to run, the estimate) and stop")
     p.set_defaults(handler=_sweep)
 
 
@@ -35,4 +37,4 @@ def _sweep(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     from pkb_ray.driver.run import run_sweep
 
-    return run_sweep(cfg)
+    return run_sweep(cfg, dry_run=args.dry_run)

@@ -1,15 +1,19 @@
 """Planning: the grid of cells with the identity each will be recorded under, which of them
-a resumed sweep still owes, and the header that says so."""
+a resumed sweep still owes, what that should take, and the header that says so. The plan
+is frozen: decided before anything is written, printed by `--dry-run`, run by the pipeline."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Collection, Mapping
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.identity import cell_identity, mode_settings
 from pkb_ray.driver.pipeline import CellState
-from pkb_ray.records import CellKey
+from pkb_ray.driver.progress import SECONDS_PER_CELL, _duration, estimate_s
+from pkb_ray.records import CellKey, record_id_of
 
 if TYPE_CHECKING:
     from pkb_ray.generation.prompt import EvalContext
@@ -73,23 +77,64 @@ def prompt_hashes(problems: dict[str, Problem], context: EvalContext) -> dict[st
     return {pid: build_prompt(p, None, context).hash for pid, p in problems.items()}
 
 
-@dataclass
-class SweepPlan:
-    """Every cell this invocation covers, each with the identity it is recorded under."""
+@dataclass(frozen=True)
+class PlannedCell:
+    """One cell of a plan: what it is, what it is recorded under, and whether it is."""
 
-    cells: list[CellState]
-    problems_per_model: dict[str, int]
+    key: CellKey
+    identity: Mapping[str, str]
+    """Everything that changes its result (driver/identity.py), read-only."""
+    record_id: str
+    """The journal key it is recorded under (CellResult.record_id)."""
+    done: bool
+    """Recorded already under this identity: not run again."""
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What one invocation will do, decided before anything is written: every cell with
+    the identity it is recorded under, which of them are recorded, what will run, and about
+    how long that takes. `Sweep.plan()` returns it, `--dry-run` prints it (`describe`), and
+    the pipeline runs its pending cells (`states`)."""
+
+    name: str
+    """The sweep's name (its directory under sweep.root)."""
+    journal: Path
+    cells: tuple[PlannedCell, ...]
+    problems_per_model: Mapping[str, int]
     attempts: int
-    sweep_settings: dict[str, str]
-    notes: list[str] = field(default_factory=list)
+    sweep_settings: Mapping[str, str]
+    """The sweep-wide part of every cell's identity."""
+    device: str
+    """cpu | cuda, as the device decision resolved `eval.device`."""
+    size: str
+    world_size: int
+    trials: int
+    harness_version: str
+    evaluators: int = 1
+    """Node evaluators the estimate counts on."""
+    calls_api: bool = False
+    """Some model asks an API (the estimate leaves its replies out)."""
+    notes: tuple[str, ...] = ()
     """Said before the header (e.g. how many problems have an expert solution)."""
+
+    @property
+    def pending(self) -> tuple[PlannedCell, ...]:
+        """The cells this invocation runs, in the plan's order."""
+        return tuple(c for c in self.cells if not c.done)
 
     def planned_ids(self) -> dict[str, str]:
         """cell id -> the record id this invocation records it under."""
         return {c.key.cell_id: c.record_id for c in self.cells}
 
-    def pending(self, done_record_ids: set[str]) -> list[CellState]:
-        return [c for c in self.cells if c.record_id not in done_record_ids]
+    def states(self) -> list[CellState]:
+        """A fresh pipeline state for each pending cell (what Sweep.run executes)."""
+        return [CellState(c.key, identity=dict(c.identity)) for c in self.pending]
+
+    def estimate_s(self) -> float:
+        """Seconds the pending cells should take (driver/progress.py's measured rates;
+        model replies not included)."""
+        return estimate_s(self.device, len(self.pending), self.evaluators)
 
     def size_text(self) -> str:
         """`N cells = M models x P problems x A attempts`, or per model when models cover
@@ -107,9 +152,39 @@ class SweepPlan:
             grid = f"({' + '.join(f'{m}: {n}' for m, n in counts.items())} problems) x {attempts}"
         return f"{total} cells = {grid}"
 
+    def header(self) -> list[str]:
+        """What a run says before its first cell: the grid, what is recorded and what runs
+        where, and (when something runs) the estimate."""
+        pending = len(self.pending)
+        lines = [f"pkb: sweep {self.name!r}: {self.size_text()}; {len(self.cells) - pending} already recorded, "
+                 f"{pending} to run on {self.device} (world size {self.world_size}, {self.size} sizes, "
+                 f"{self.trials} trials, harness {self.harness_version}); journal {self.journal}"]
+        if pending:
+            per = "" if self.evaluators == 1 else f" / {self.evaluators} evaluators"
+            lines.append(f"pkb: estimate: about {_duration(self.estimate_s())} for {pending} cells "
+                         f"(measured {SECONDS_PER_CELL.get(self.device, 0):g} s per cell on {self.device}{per}"
+                         f"{'; model replies not included' if self.calls_api else ''})")
+        return lines
+
+    def describe(self) -> list[str]:
+        """The whole plan for a reader (`--dry-run`): the notes and the header, the settings
+        every cell is recorded under, then one line per cell: done or to run, its record id
+        (cell id @ digest of its identity) and what else it is recorded under."""
+        lines = [f"pkb: {note}" for note in self.notes] + self.header()
+        lines.append("every cell is recorded under:")
+        lines += [f"  {k} = {v}" for k, v in sorted(self.sweep_settings.items())]
+        lines.append("cells (status, record id, its own settings):")
+        for c in self.cells:
+            own = " ".join(f"{k}={v}" for k, v in sorted(c.identity.items()) if k not in self.sweep_settings)
+            lines.append(f"  {'done  ' if c.done else 'to run'}  {c.record_id}  {own}".rstrip())
+        return lines
+
 
 def build_plan(cfg: RootConfig, models: list[ModelConfig], problems: dict[str, Problem],
-               sweep: dict[str, str], context: EvalContext) -> SweepPlan:
+               sweep: dict[str, str], context: EvalContext, *, device: str, size: str,
+               harness_version: str, done: Collection[str] = frozenset(), evaluators: int = 1) -> SweepPlan:
+    """The plan of this invocation: the grid (attempt-major), each cell's identity, and
+    `done`, the record ids the sweep's journal holds."""
     from pkb_ray.generation.sources import source_for
 
     keys = plan_cells([m.name for m in models], list(problems), cfg.attempts, cfg.mode.name)
@@ -127,11 +202,17 @@ def build_plan(cfg: RootConfig, models: list[ModelConfig], problems: dict[str, P
     hashes = prompt_hashes(problems, context) if api else {}
     mode = mode_settings(cfg)
     by_name = {m.name: m for m in models}
+    done = set(done)
     cells = []
     for key in kept:
         model, problem = by_name[key.model], problems[key.problem]
         identity = cell_identity(sweep, model, problem.spec.version, hashes.get(key.problem),
                                  sources[key.model].serve(problem), mode)
-        cells.append(CellState(key, identity=identity))
+        record_id = record_id_of(key, identity)
+        cells.append(PlannedCell(key, MappingProxyType(identity), record_id, record_id in done))
     per_model = {m.name: sum(1 for k in kept if k.model == m.name and k.attempt == 1) for m in models}
-    return SweepPlan(cells, per_model, cfg.attempts, sweep, notes)
+    return SweepPlan(name=cfg.sweep.name, journal=Path(cfg.sweep.root) / cfg.sweep.name / "journal.jsonl",
+                     cells=tuple(cells), problems_per_model=MappingProxyType(per_model), attempts=cfg.attempts,
+                     sweep_settings=MappingProxyType(dict(sweep)), device=device, size=size,
+                     world_size=cfg.eval.world_size, trials=cfg.eval.trials, harness_version=harness_version,
+                     evaluators=evaluators, calls_api=api, notes=tuple(notes))

@@ -1,7 +1,8 @@
 """`run_sweep`: one sweep invocation, composed in order (driver/sweep.py has the steps).
 
-config -> models and problems -> journal (resume) -> Ray -> device -> trackers (reconcile)
--> evaluators and stages -> pipeline (record each cell as it lands) -> leaderboard.
+config -> models and problems -> journal (resume) -> Ray -> device -> the plan (printed
+and done, for `--dry-run`) -> trackers (reconcile) -> evaluators and stages -> pipeline
+(record each cell as it lands) -> leaderboard.
 """
 
 from __future__ import annotations
@@ -14,18 +15,23 @@ from pkb_ray.driver.checks import (  # noqa: F401: the exit statuses callers tes
     EXIT_INTERNAL_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    Refused,
     resolve_sweep_models,
 )
 from pkb_ray.driver.sweep import Sweep
 
 
-def run_sweep(dcfg: DictConfig) -> int:
+def run_sweep(dcfg: DictConfig, dry_run: bool = False) -> int:
     """Checks (nothing written before they pass), plan against the journal, run, report;
-    returns the exit status."""
+    returns the exit status. `dry_run`: print the plan (stdout) and stop there."""
     sweep = Sweep(dcfg)
-    refused = sweep.plan()
-    if refused is not None:
-        return refused
-    with sweep.open_sinks():
-        sweep.run()
+    try:
+        plan = sweep.plan()
+    except Refused as refused:
+        return refused.status
+    if dry_run:
+        print("\n".join(plan.describe()), flush=True)
+        return EXIT_OK
+    with sweep.open_sinks(plan):
+        sweep.run(plan)
         return sweep.finish()

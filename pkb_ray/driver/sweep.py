@@ -1,11 +1,13 @@
 """`Sweep`: one invocation of a sweep, in four steps the caller runs in order.
 
     sweep = Sweep(cfg)
-    if (refused := sweep.plan()) is not None:   # checks; nothing is written before they pass
-        return refused
-    with sweep.open_sinks():                     # journal, turn log, trackers (reconciled)
-        sweep.run()                              # the pipeline: record each cell as it lands
+    plan = sweep.plan()                          # checks, then the frozen plan; writes nothing
+                                                 # (raises Refused, its reason said)
+    with sweep.open_sinks(plan):                 # journal, turn log, trackers (reconciled)
+        sweep.run(plan)                          # the pipeline: record each cell as it lands
         return sweep.finish()                    # leaderboard, trackers closed, exit status
+
+`--dry-run` stops after the plan and prints it (SweepPlan.describe).
 
 The journal and turn log (pkb_ray/store) are the source of truth and are written first; the
 trackers (pkb_ray/tracking) mirror the journal. Every user message and exit status of a
@@ -40,7 +42,7 @@ from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.hardware_probe import SweepProfile
 from pkb_ray.driver.pipeline import CellState, Pipeline
 from pkb_ray.driver.plan import SweepPlan
-from pkb_ray.driver.progress import SECONDS_PER_CELL, InFlight, SweepProgress, _duration, estimate_s
+from pkb_ray.driver.progress import SECONDS_PER_CELL, InFlight, SweepProgress
 from pkb_ray.generation.device import DeviceDecision
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
@@ -62,11 +64,11 @@ class Sweep:
         self.decision: DeviceDecision
         self.context: Any = None
         self.sweep_plan: SweepPlan
+        """This invocation's plan (Sweep.plan's), once its sinks are open."""
         self.sweep_dir: Path
         self.journal: Journal | None = None
         self.turn_log: TurnLog | None = None
         self.trackers: list[Tracker] = []
-        self.pending: list[CellState] = []
         self.budget = Budget(None)
         self.progress: SweepProgress | None = None
         self.deferred: list[str] = []
@@ -82,16 +84,10 @@ class Sweep:
         self.left_out = ""
 
     # -- 1. plan ---------------------------------------------------------------------
-    def plan(self) -> int | None:
-        """Check everything and plan the cells against the journal; None to go on, else the
-        exit status (the reason was said). Writes nothing."""
-        try:
-            self._plan()
-        except Refused as refused:
-            return refused.status
-        return None
-
-    def _plan(self) -> None:
+    def plan(self) -> SweepPlan:
+        """Check everything and plan the cells against the journal. Writes nothing. Raises
+        Refused (its reason said) when a check fails, or with EXIT_OK when the sweep is
+        done already."""
         from pkb_ray.config.validate import ConfigError
         from pkb_ray.driver.hardware_probe import sweep_profile
         from pkb_ray.driver.identity import refusal, settings_changes, sweep_settings
@@ -168,10 +164,12 @@ class Sweep:
         if any(source_for(m).calls_api for m in usable):  # prompts are built: describe inputs once, here
             context = context.with_inputs(self.problems)
         self.context = context
-        self.sweep_plan = build_plan(cfg, usable, self.problems, settings, context)
         changes = settings_changes(recorded, settings)
         if changes:
             raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
+        return build_plan(cfg, usable, self.problems, settings, context, device=decision.device,
+                          size=decision.size, harness_version=HARNESS_VERSION,
+                          done={r.record_id for r in recorded}, evaluators=self._evaluators())
 
     def _plan_digest(self) -> str:
         from pkb_ray.driver.done_check import plan_digest
@@ -208,15 +206,15 @@ class Sweep:
 
     # -- 2. sinks --------------------------------------------------------------------
     @contextlib.contextmanager
-    def open_sinks(self) -> Iterator[None]:
+    def open_sinks(self, plan: SweepPlan) -> Iterator[None]:
         """Open the journal (and agent mode's turn log), note this invocation in the sweep's
         config.yaml, open the trackers and reconcile them with the journal; closed on exit."""
         from pkb_ray.driver.done_check import keep_plan
         from pkb_ray.driver.hardware_probe import keep_profile
         from pkb_ray.driver.invocations import append_invocation
-        from pkb_ray.engine.version import HARNESS_VERSION
 
-        cfg, plan, decision = self.cfg, self.sweep_plan, self.decision
+        cfg = self.cfg
+        self.sweep_plan = plan
         # Every check passed: from here on the sweep's directory changes.
         journal = self.journal = Journal(self.sweep_dir / "journal.jsonl", fresh=cfg.sweep.fresh)
         tries_path = self.sweep_dir / "harness_tries.jsonl"
@@ -228,16 +226,8 @@ class Sweep:
             keep_plan(self.sweep_dir, self._plan_digest(), plan.planned_ids().values())
             for note in plan.notes:
                 say(f"pkb: {note}")
-            self.pending = plan.pending(journal.done_ids())
-            say(f"pkb: sweep {cfg.sweep.name!r}: {plan.size_text()}; {len(plan.cells) - len(self.pending)} "
-                f"already recorded, {len(self.pending)} to run on {decision.device} "
-                f"(world size {cfg.eval.world_size}, {decision.size} sizes, {cfg.eval.trials} trials, "
-                f"harness {HARNESS_VERSION}); journal {journal.path}")
-            if self.pending:
-                say(f"pkb: estimate: about {_duration(self._estimate_s())} for {len(self.pending)} cells "
-                    f"(measured {SECONDS_PER_CELL.get(decision.device, 0):g} s per cell on "
-                    f"{decision.device}{'' if self._evaluators() == 1 else f' / {self._evaluators()} evaluators'}"
-                    f"{'; model replies not included' if self._calls_api() else ''})")
+            for line in plan.header():
+                say(line)
             self.trackers = trackers_for(cfg, self._run_params())
             for tracker in self.trackers:
                 relogged = tracker.reconcile(self._current(), fresh=cfg.sweep.fresh)
@@ -260,14 +250,6 @@ class Sweep:
     def _evaluators(self) -> int:
         d = self.decision
         return max(1, d.gpu_nodes) if d.device == "cuda" else max(1, self.cfg.cluster.cpu_evaluators)
-
-    def _estimate_s(self) -> float:
-        return estimate_s(self.decision.device, len(self.pending), self._evaluators())
-
-    def _calls_api(self) -> bool:
-        from pkb_ray.generation.sources import source_for
-
-        return any(source_for(m).calls_api for m in self.models)
 
     def _ran_config(self) -> dict[str, Any]:
         """The composed config as it ran: the models and problems the device decision chose
@@ -298,34 +280,33 @@ class Sweep:
         return current_records(self.journal.records(), self.sweep_plan.planned_ids())
 
     # -- 3. run ----------------------------------------------------------------------
-    def run(self) -> None:
-        """Run the pending cells through the pipeline, recording each as it lands. An
+    def run(self, plan: SweepPlan) -> None:
+        """Run the plan's pending cells through the pipeline, recording each as it lands. An
         interrupt or an internal error ends it with what is recorded kept (self.status)."""
         from pkb_ray.driver import ray_runtime
         from pkb_ray.driver.stages import RayStages
 
         cfg = self.cfg
-        per_model = {m.name: sum(1 for c in self.pending if c.key.model == m.name) for m in self.models}
-        prior = SECONDS_PER_CELL.get(self.decision.device, 0) / self._evaluators() if self.pending else None
+        pending = plan.states()
+        per_model = {m.name: sum(1 for c in pending if c.key.model == m.name) for m in self.models}
+        prior = SECONDS_PER_CELL.get(plan.device, 0) / plan.evaluators if pending else None
         self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress, prior_s_per_cell=prior)
         try:
-            evaluators = self._start_evaluators() if self.pending else []
+            evaluators = self._start_evaluators(plan) if pending else []
             models = {m.name: m for m in self.models}
             if cfg.mode.name == "tools":
                 from pkb_ray.driver.tool_stages import ToolStages
 
-                stages = ToolStages(cfg, models, self.decision.device, self.decision.size, self.budget,
-                                    self.sweep_dir, self.context)
+                stages = ToolStages(cfg, models, plan.device, plan.size, self.budget, self.sweep_dir, self.context)
             else:
-                stages = RayStages(cfg, models, self.decision.device, self.decision.size, self.budget,
-                                   self.turn_log, self.context)
+                stages = RayStages(cfg, models, plan.device, plan.size, self.budget, self.turn_log, self.context)
             with self.progress:
                 self._pipeline = Pipeline(
-                    self.pending, stages, evaluators, record=self._record, defer=self._defer,
+                    pending, stages, evaluators, record=self._record, defer=self._defer,
                     wait=ray_runtime.wait, get=ray_runtime.get,
                     max_inflight_generations=cfg.cluster.max_inflight_generations,
                     max_queued_builds=cfg.cluster.max_queued_builds,
-                    replace_evaluators=self._start_evaluators, tick=self._tick,
+                    replace_evaluators=lambda: self._start_evaluators(plan), tick=self._tick,
                     turn_done=self._turn_done, spent=lambda gen: self.budget.charge([gen]),
                     harness_tries=lambda state, message: self.harness_tries.add(state.record_id, message),
                 )
@@ -342,12 +323,12 @@ class Sweep:
                 tracker.flush()
             ray_runtime.close_evaluators(self._actors)
 
-    def _start_evaluators(self) -> list:
+    def _start_evaluators(self, plan: SweepPlan) -> list:
         from pkb_ray.driver.ray_runtime import evaluator_labels
         from pkb_ray.engine.node_evaluator import start_node_evaluators
 
-        actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size,
-                                       self.decision.placement, self.cfg.cluster.cpu_evaluators)
+        actors = start_node_evaluators(plan.device, plan.world_size, self.decision.placement,
+                                       self.cfg.cluster.cpu_evaluators)
         self._labels.update(evaluator_labels(actors))
         self._actors.extend(actors)
         return actors

@@ -10,9 +10,11 @@ The trust boundary, by package:
   worker/  untrusted: fresh per candidate, sandboxed (sandbox.py); imports and runs the
            candidate on what its judge hands it; imports nothing of judge/
   wire/    what crosses between them: typed JSON frames, arenas of shared memory, the gate
-node.py runs the judges and the sandboxes; verdict.py turns the judges' reports into one
-EvalResult. On a Ray cluster: `start_node_evaluators(...)` returns NodeEvaluator actors
-(one per GPU node, holding all its GPUs) whose `evaluate.remote(request)` does the same.
+node.py runs the judges and the sandboxes, each started through spawn.py (the one way into
+a child process: a typed start record and child_env's environment); verdict.py turns the
+judges' reports into one EvalResult. On a Ray cluster: `start_node_evaluators(...)`
+returns NodeEvaluator actors (one per GPU node, holding all its GPUs) whose
+`evaluate.remote(request)` does the same.
 
 Nothing here touches CUDA at import time, and nothing is imported until asked for: a
 worker imports pkb_ray.engine.worker (and so this package) inside the sandbox, where the

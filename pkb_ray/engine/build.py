@@ -20,8 +20,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pkb_ray.engine import sandbox, static_check
-from pkb_ray.engine.env import rank_env
+from pkb_ray.engine import sandbox, spawn, static_check
+from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.wire.frames import ProtocolError
 from pkb_ray.records import FailureClass
 
 _BUILD_LOG_CHARS = 8000
@@ -64,13 +65,13 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
         return BuildResult(True, flags=report.flags)
     if (dst / ".complete").exists():
         return BuildResult(True, extensions_dir=str(dst), flags=report.flags)
-    plan = sandbox.plan_sandbox(sandbox_mode, sandbox_user)
-    env = rank_env(CUDA_VISIBLE_DEVICES="", TORCH_EXTENSIONS_DIR="{TMP}/ext",
-                   TORCH_CUDA_ARCH_LIST=torch_cuda_arch_list, TRITON_CACHE_DIR="{TMP}/triton")
+    # The ranks' arch list, and no GPU: the compile needs none (docs/design.md).
+    env = spawn.child_env("cuda", 1, "", torch_cuda_arch_list=torch_cuda_arch_list)
+    box = spawn.Sandboxed(sandbox.plan_sandbox(sandbox_mode, sandbox_user), (cache_dir,), gpu=False,
+                          files={"candidate.py": candidate_source})
     t0 = time.monotonic()
-    proc = sandbox.start(plan, ["python", "-m", "pkb_ray.engine.worker.build_probe", "{TMP}/candidate.py"],
-                         env=env, pass_fds=[], gpu=False, cache_dirs=[cache_dir], pre_files={
-                             "candidate.py": candidate_source}, dirs=["ext"])
+    proc = spawn.start(spawn.SpawnSpec("pkb_ray.engine.worker.build_probe",
+                                       spawn.BuildStart(candidate_file="candidate.py"), env, sandbox=box))
     try:
         try:
             stdout, _ = proc.popen.communicate(timeout=timeout_s)
@@ -78,10 +79,11 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
             return BuildResult(False, FailureClass.TIMEOUT, f"build did not finish in {timeout_s:.0f} s",
                                compile_seconds=time.monotonic() - t0, flags=report.flags)
         seconds = time.monotonic() - t0
-        try:
-            res = json.loads((stdout or b"").decode(errors="replace").strip().splitlines()[-1])
-            ok, tb = bool(res.get("ok")), str(res.get("log", ""))
-        except (ValueError, IndexError, AttributeError):
+        try:  # the candidate's process wrote it: it can only ever fail itself
+            probed = m.decode(json.loads((stdout or b"").decode(errors="replace").strip().splitlines()[-1]),
+                              (spawn.BuildProbed,))
+            ok, tb = probed.ok, probed.log  # type: ignore[attr-defined]
+        except (ValueError, IndexError, RecursionError, ProtocolError):
             ok, tb = False, ""
         log = _trim((stdout or b"").decode(errors="replace")[:-2000] + proc.log_tail("zygote.log") + tb)
         if not ok and any(k in log for k in _COMPILE_MARKERS):

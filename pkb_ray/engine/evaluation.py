@@ -17,15 +17,14 @@ import dataclasses
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pkb_ray.engine import hardware, nccl_stub, reference_timings, roofline, sandbox, static_check, verdict
-from pkb_ray.engine.env import rank_env
+from pkb_ray.engine import hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check, verdict
+from pkb_ray.engine.judge.control import JudgeJob
 from pkb_ray.engine.node import JudgeNode, NodeSpec
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
@@ -165,15 +164,15 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     node = node_for(req, cvd)
     result.sandbox = _describe_sandbox(node.spec, req)
     transport = req.transport if req.transport != "auto" else ("cuda" if req.device == "cuda" else "host")
-    job = dict(problem_id=req.problem_id, problems_source=source, loader=loader,
-               candidate_source=req.candidate_source, size=req.size, trials=req.trials, guard=req.guard,
-               time_candidate=req.time_candidate, timing=dataclasses.asdict(req.timing),
-               timeouts=dataclasses.asdict(req.timeouts), transport=transport, cache_dir=cache_dir,
-               reference_key=reference_timings.reference_key(problem.id, problem.spec.version, req.world_size,
-                                                             req.size, req.device, fp, HARNESS_VERSION),
-               # Code that makes its own streams could wait on copy-engine work from the host
-               # while the gate holds the SMs: its calls are not held behind the gate.
-               gate_candidate=static_check.FLAG_STREAM not in result.flags)
+    job = JudgeJob(problem_id=req.problem_id, problems_source=source, loader=loader,
+                   candidate_source=req.candidate_source, size=req.size, trials=req.trials, guard=req.guard,
+                   time_candidate=req.time_candidate, timing=req.timing, timeouts=req.timeouts,
+                   transport=transport, cache_dir=cache_dir,
+                   reference_key=reference_timings.reference_key(problem.id, problem.spec.version, req.world_size,
+                                                                 req.size, req.device, fp, HARNESS_VERSION),
+                   # Code that makes its own streams could wait on copy-engine work from the host
+                   # while the gate holds the SMs: its calls are not held behind the gate.
+                   gate_candidate=static_check.FLAG_STREAM not in result.flags)
     t = req.timeouts
     deadline_s = t.start_s + t.load_s + t.trial_s * (req.trials + 2) + (t.timing_s if req.time_candidate else 0) + 60
     out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s)
@@ -182,7 +181,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
         result.flags.append("store_channel")
     result.log = result.log[-LOG_CHARS:]
     if result.correct and result.reference_ms:
-        _remember_reference_time(cache_dir, job["reference_key"], req, result)
+        _remember_reference_time(cache_dir, job.reference_key, req, result)
 
 
 def _describe_sandbox(spec: NodeSpec, req: EvalRequest) -> str:
@@ -219,11 +218,6 @@ def _absolute_source(source: str) -> str:
     return source
 
 
-_PROFILE = ("import json, sys, dataclasses\n"
-            "from pkb_ray.engine.hardware import measure_profile\n"
-            "print(json.dumps(dataclasses.asdict(measure_profile(sys.argv[1]))))")
-
-
 def node_profile(device: str, cache_dir: str, cvd: str | None,
                  require_facts: bool = True) -> hardware.HardwareProfile | None:
     """This node's hardware profile: the cached one, else measured in a fresh process (and
@@ -243,13 +237,18 @@ def node_profile(device: str, cache_dir: str, cvd: str | None,
 
 def _measure_profile(fp: str, cache_dir: str, cvd: str | None) -> hardware.HardwareProfile | None:
     """Measure the hardware profile in one fresh process that sees every GPU of the node."""
-    env = rank_env(**({"CUDA_VISIBLE_DEVICES": cvd} if cvd is not None else {}),
-                   PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    spec = spawn.SpawnSpec("pkb_ray.engine.hardware", spawn.ProfileStart(fingerprint=fp),
+                           spawn.child_env("cuda", 1, cvd, sandboxed=False))
     try:
-        p = subprocess.run([sys.executable, "-c", _PROFILE, fp], env=env, capture_output=True, text=True,
-                           timeout=PROFILE_TIMEOUT_S)
-        prof = hardware.profile_from_dict(json.loads(p.stdout.strip().splitlines()[-1]))
-    except (subprocess.SubprocessError, ValueError, IndexError, TypeError, AttributeError):
+        p = spawn.start_trusted(spec, capture=True)
+        try:
+            stdout, _ = p.communicate(timeout=PROFILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            return None
+        prof = hardware.profile_from_dict(json.loads(stdout.strip().splitlines()[-1]))
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError, TypeError, AttributeError):
         return None
     hardware.save_profile(cache_dir, prof)
     return prof

@@ -4,7 +4,8 @@
 initialises CUDA in the calling process (the node actor must stay CUDA-free so that the
 rank processes own the GPUs): on cuda it asks nvidia-smi.
 
-`measure_profile()` runs inside a fresh Python process (evaluation.py starts one) and measures
+`measure_profile()` runs inside a fresh Python process (evaluation.py starts one:
+`python -m pkb_ray.engine.hardware PROFILE_START`, engine/spawn.py) and measures
 peer copy bandwidth for every GPU pair, HBM bandwidth and bf16/fp32 matmul rates, and
 records the device facts the prompts state (name, memory, SMs, compute capability, the
 link of every pair from `nvidia-smi topo -m`); the result is cached per fingerprint in
@@ -22,11 +23,14 @@ import os
 import platform
 import re
 import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
+
+from pkb_ray.engine.spawn import ProfileStart, payload
 
 
 def _cpu_model() -> str:
@@ -276,3 +280,13 @@ def measure_profile(fp: str) -> HardwareProfile:
             s = _time_cuda(lambda: a @ b, 5)
             setattr(prof, attr, 2 * m ** 3 / s / 1e12)
     return prof
+
+
+def main() -> int:
+    """In the fresh process: measure, and print the profile as the last line of output."""
+    print(json.dumps(asdict(measure_profile(payload(ProfileStart).fingerprint))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,19 +15,17 @@ never named as the cause (verdict.py).
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
+import dataclasses
 from dataclasses import dataclass, field
 
-from pkb_ray.engine import nccl_stub, sandbox
-from pkb_ray.engine.env import rank_env
+from pkb_ray.engine import nccl_stub, sandbox, spawn
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.gate import GatePage
@@ -100,16 +98,6 @@ class JudgeNode:
         "reference" (the trusted worker the reference is timed in, never guarded)."""
 
     # ------------------------------------------------------------------ judges
-    def _env(self, **extra: str) -> dict[str, str]:
-        over = dict(extra)
-        if self.spec.device == "cuda":
-            if self.spec.cuda_visible_devices is not None:
-                over["CUDA_VISIBLE_DEVICES"] = self.spec.cuda_visible_devices
-        else:
-            over["CUDA_VISIBLE_DEVICES"] = ""
-            over["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // self.spec.world_size))
-        return rank_env(**over)
-
     def start(self) -> None:
         if self.judges:
             return
@@ -118,19 +106,18 @@ class JudgeNode:
         ws = self.spec.world_size
         self.store = dist.TCPStore("127.0.0.1", 0, ws, True, wait_for_workers=False)
         self.ref_page_fd = GatePage.create_fd()
+        env = spawn.child_env(self.spec.device, ws, self.spec.cuda_visible_devices, sandboxed=False)
         for r in range(ws):
             ours, theirs = socket.socketpair()
-            arg = {"rank": r, "world_size": ws, "device": self.spec.device, "store_port": self.store.port,
-                   "control_fd": theirs.fileno(), "gate_fd": self.ref_page_fd,
-                   "gate_timeout_us": self.spec.gate_timeout_us, "group_timeout_s": self.spec.group_timeout_s,
-                   "sys_path": [p for p in sys.path if p]}
-            # PR_SET_PDEATHSIG follows the thread that forks: only tie judges to a main thread
-            # (elsewhere a judge sees its control channel close and exits).
-            pre = _die_with_parent if threading.current_thread() is threading.main_thread() else None
-            popen = subprocess.Popen([sys.executable, "-m", "pkb_ray.engine.judge.main", json.dumps(arg)],
-                                     env=self._env(PYTHONPATH=os.pathsep.join(p for p in sys.path if p)),
-                                     pass_fds=[theirs.fileno(), self.ref_page_fd], stdin=subprocess.DEVNULL,
-                                     start_new_session=True, preexec_fn=pre)
+            start = spawn.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
+                                     control_fd=theirs.fileno(), gate_fd=self.ref_page_fd,
+                                     gate_timeout_us=self.spec.gate_timeout_us,
+                                     group_timeout_s=self.spec.group_timeout_s)
+            # A judge outlives no evaluator; off a main thread (where PR_SET_PDEATHSIG would
+            # follow the thread) a judge sees its control channel close and exits.
+            popen = spawn.start_trusted(
+                spawn.SpawnSpec("pkb_ray.engine.judge.main", start, env, fds=(theirs.fileno(), self.ref_page_fd)),
+                tie_to_parent=threading.current_thread() is threading.main_thread())
             theirs.close()
             self.judges.append(_Judge(r, popen, ours))
         for j in self.judges:
@@ -165,17 +152,16 @@ class JudgeNode:
 
     # ------------------------------------------------------------------ sandboxes
     def _new_sandbox(self, guard: bool) -> _Sandbox:
-        ws = self.spec.world_size
-        pairs = [socket.socketpair() for _ in range(ws)]
+        spec = self.spec
+        pairs = [socket.socketpair() for _ in range(spec.world_size)]
         fds = [b.fileno() for _, b in pairs]
         # The ranks set up their device and group as soon as they exist (engine/worker/rank.py).
-        prewarm = f"{self.spec.device},{ws},{int(guard)}"
-        env = self._env(PKB_PREWARM=prewarm, PKB_WORKER_FDS=",".join(map(str, fds)), TORCH_EXTENSIONS_DIR="{TMP}/ext",
-                        TORCH_CUDA_ARCH_LIST=self.spec.torch_cuda_arch_list, TRITON_CACHE_DIR="{TMP}/triton",
-                        GLOO_SOCKET_IFNAME="lo", NCCL_SOCKET_IFNAME="lo")
-        proc = sandbox.start(self.spec.plan, ["python", "-m", "pkb_ray.engine.worker.zygote"], env=env,
-                             pass_fds=fds, gpu=self.spec.device == "cuda", cache_dirs=list(self.spec.cache_dirs),
-                             dirs=["ext"], binds=dict(self.spec.nccl_stub) if guard else None)
+        start = spawn.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds)
+        env = spawn.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
+                              torch_cuda_arch_list=spec.torch_cuda_arch_list)
+        box = spawn.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
+                              binds=dict(spec.nccl_stub) if guard else {})
+        proc = spawn.start(spawn.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
         for _, b in pairs:
             b.close()
         return _Sandbox(proc, [a for a, _ in pairs], guard)
@@ -203,18 +189,18 @@ class JudgeNode:
                 self.spares[role] = self._new_sandbox(g)
 
     # ------------------------------------------------------------------ one evaluation
-    def run(self, job: dict, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:
-        """Evaluate one candidate. `job` holds JudgeJob's fields but eval_id and seed (made
-        here: the seed from os.urandom, for this evaluation alone)."""
+    def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:
+        """Evaluate one candidate: `job` as every judge gets it, but its eval_id and seed
+        (made here: the seed from os.urandom, for this evaluation alone)."""
         self.start()
         t0 = time.monotonic()
         out = NodeOutcome()
-        timed = bool(job["time_candidate"])
-        sb = self._take_sandbox("candidate", job["guard"])
+        timed = job.time_candidate
+        sb = self._take_sandbox("candidate", job.guard)
         # The reference is timed in a worker of the same kind as the candidate's: the same
         # sandbox, launch, gate and clock (engine/judge/timing/__init__.py says why).
         ref = self._take_sandbox("reference", False) if timed else None
-        self.prewarm(job["guard"], timed)
+        self.prewarm(job.guard, timed)
         boxes = [sb] + ([ref] if ref is not None else [])
         try:
             if extensions_from and os.path.isdir(extensions_from):
@@ -234,9 +220,9 @@ class JudgeNode:
             eval_id = uuid.uuid4().hex[:12]
             page_fds = [GatePage.create_fd() for _ in boxes]
             seed = int.from_bytes(os.urandom(8), "little") & ((1 << 62) - 1)
+            msg = dataclasses.replace(job, eval_id=eval_id, seed=seed)
             try:
                 for r, j in enumerate(self.judges):
-                    msg = JudgeJob(eval_id=eval_id, seed=seed, **job)
                     fds = [fd for box, page in zip(boxes, page_fds) for fd in (box.ends[r].fileno(), page)]
                     frames.send(j.sock, m.to_wire(msg), fds)
             except OSError as e:
@@ -342,13 +328,3 @@ def _wait_for_end(proc: sandbox.SandboxProcess, rank: int, timeout_s: float) -> 
         if rank in ends_in(proc.log_tail("zygote.log", 2000)):
             return
         time.sleep(0.01)
-
-
-def _die_with_parent() -> None:
-    """A judge outlives no evaluator."""
-    try:
-        import ctypes
-        import signal
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass

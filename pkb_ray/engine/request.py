@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 from pkb_ray.config.schema import EvalConfig, SandboxConfig, TimeoutConfig, TimingConfig
@@ -54,11 +53,11 @@ class EvalRequest:
                     candidate_source: str, device: str, size: str, guard: bool = True,
                     cell_id: str = "") -> EvalRequest:
         """The request for one candidate under the sweep's `eval` settings: every EvalConfig
-        field is carried (under its RENAMED name) except the PER_CELL ones, given here as
-        resolved. `guard=False` turns the guard off whatever `eval.guard` says."""
-        carried = {RENAMED.get(f.name, f.name): getattr(ev, f.name)
-                   for f in dataclasses.fields(EvalConfig) if f.name not in PER_CELL}
-        carried["guard"] = carried["guard"] and guard
-        return cls(problem_id=problem_id, problems_source=problems_source,
-                   candidate_source=candidate_source, device=device, size=size,
-                   cell_id=cell_id, **carried)
+        field is carried (under its RENAMED name), field by field, except the PER_CELL ones,
+        given here as resolved (tests/driver/test_eval_request.py checks that none is left
+        behind). `guard=False` turns the guard off whatever `eval.guard` says."""
+        return cls(problem_id=problem_id, problems_source=problems_source, candidate_source=candidate_source,
+                   world_size=ev.world_size, device=device, size=size, trials=ev.trials, guard=ev.guard and guard,
+                   time_candidate=ev.time_candidates, timing=ev.timing, timeouts=ev.timeouts,
+                   cache_dir=ev.cache_dir, torch_cuda_arch_list=ev.torch_cuda_arch_list, sandbox=ev.sandbox,
+                   transport=ev.transport, cell_id=cell_id)

@@ -637,11 +637,11 @@ def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fd
           gpu: bool, cache_dirs: list[str], pre_files: dict[str, str] | None = None,
           dirs: list[str] = (), binds: dict[str, str] | None = None,
           trees: dict[str, str] | None = None) -> SandboxProcess:
-    """Start `command` (a Python module invocation; its first element is replaced by the
-    interpreter) in a new sandbox. `env` holds allow-listed names only (env.rank_env);
-    paths in `env` and `command` that name the sandbox's working directory use the
-    placeholder {TMP}. `pre_files`, `dirs` and `trees` (name -> a directory of the node's,
-    copied with copy_tree_in) are made in that directory first. `binds` shows a file of the
+    """Start `command` (a Python module invocation, engine/spawn.py's; its first element is
+    replaced by the interpreter, the rest passed as they are) in a new sandbox. `env` holds
+    allow-listed names only (spawn.child_env); paths in `env` that name the sandbox's
+    working directory use the placeholder {TMP}. `pre_files`, `dirs` and `trees` (name ->
+    a directory of the node's, copied with copy_tree_in) are made in that directory first. `binds` shows a file of the
     node's in place of another (the NCCL stub over libnccl); without bubblewrap they are
     preloaded instead (LD_PRELOAD: weaker, a path dlopen still works)."""
     workdir = tempfile.mkdtemp(prefix="pkb_sbx_", dir=run_root())
@@ -663,7 +663,6 @@ def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fd
     bwrapped = plan.kind.startswith("bwrap")
     inside = "/tmp" if bwrapped else workdir
     full_env = {k: v.replace("{TMP}", inside) for k, v in env.items()}
-    command = [c.replace("{TMP}", inside) for c in command]
     full_env.update(HOME=inside, TMPDIR=inside, PKB_WORKDIR=inside, PKB_SANDBOX_ID=sandbox_id,
                     PYTHONDONTWRITEBYTECODE="1")
     ro = import_paths(cache_dirs)

@@ -24,6 +24,8 @@ probes each problem's small inputs (probe_degenerate) and sets `Problem.degenera
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -158,7 +160,7 @@ def load_pkb_problems(checkout: str, ids: list[str] | tuple[str, ...] | None = N
 def _load_create_input_tensor(root: Path, inputs_path: Path):
     if not inputs_path.is_file():
         return None, ProblemError("*", str(inputs_path), None, "missing utils/input_output_tensors.py")
-    _on_path(root)
+    _bind_helpers(root)
     try:
         module = import_file(inputs_path, f"pkb_upstream_{_tag(root)}.input_output_tensors")
     except Exception as exc:  # noqa: BLE001 - upstream code may raise anything
@@ -172,7 +174,7 @@ def _load_create_input_tensor(root: Path, inputs_path: Path):
 
 def _load_one(root: Path, pid: str, number: int, name: str, path: Path, inputs_path: Path,
               create) -> Problem:
-    _on_path(root)
+    _bind_helpers(root)
     module_name = f"pkb_upstream_{_tag(root)}.reference_{number}_{name}"
     missing_gpu_package = None
     try:
@@ -303,10 +305,21 @@ class _InputMaker:
         return tuple(out) if isinstance(out, (list, tuple)) else (out,)
 
 
-def _on_path(root: Path) -> None:
-    # upstream references import their helpers as `from utils...`
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+def _bind_helpers(root: Path) -> None:
+    """Upstream's harness runs from its checkout's root, where its helpers import as
+    `from utils.<module> import ...` (utils/ has no __init__.py). Here `utils` is made a
+    package over this checkout's utils/ alone, so such an import works as it does upstream
+    (no file of the upstream snapshot read for issue 25 does) without putting the whole root first on sys.path,
+    where any file of the checkout (a `torch.py`, a `json.py`) would shadow an installed
+    module for the rest of the process. A second checkout's utils/ joins the first's."""
+    helpers = str(root / "utils")
+    bound = sys.modules.get("utils")
+    if bound is None:
+        spec = importlib.machinery.ModuleSpec("utils", None, is_package=True)
+        spec.submodule_search_locations = [helpers]
+        sys.modules["utils"] = importlib.util.module_from_spec(spec)
+    elif hasattr(bound, "__path__") and helpers not in list(bound.__path__):
+        bound.__path__.append(helpers)
 
 
 def _tag(root: Path) -> str:

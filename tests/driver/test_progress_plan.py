@@ -18,16 +18,49 @@ def test_plan_header_adds_up_when_models_cover_different_problems():
     problems = load_problems("builtin", list(cfg.problems.ids)).problems
     problems.update(load_problems("builtin", ["tp_mlp"]).problems)  # no expert solution
     models = [load_model_config("expert"), load_model_config("reference")]
-    plan = build_plan(cfg, models, problems, sweep_settings(cfg, "cuda", "bench", "t"), EvalContext())
+    how = dict(device="cuda", size="bench", harness_version="t")
+    plan = build_plan(cfg, models, problems, sweep_settings(cfg, "cuda", "bench", "t"), EvalContext(), **how)
     assert plan.problems_per_model == {"expert": 5, "reference": 6}
     assert len(plan.cells) == (5 + 6) * 2
     assert plan.size_text() == "22 cells = (expert: 5 + reference: 6 problems) x 2 attempts"
     assert "5 of 6 problems have a candidate (expert solution)" in plan.notes[0]
-    same = build_plan(cfg, models[1:], problems, plan.sweep_settings, EvalContext())
+    same = build_plan(cfg, models[1:], problems, dict(plan.sweep_settings), EvalContext(), **how)
     assert same.size_text() == "12 cells = 1 model x 6 problems x 2 attempts"
     # Every cell carries the settings it will be recorded under, and distinct cells differ.
     assert len({c.record_id for c in plan.cells}) == len(plan.cells)
     assert all(c.identity["eval.device"] == "cuda" for c in plan.cells)
+
+
+def test_the_plan_is_frozen_and_says_what_is_done_and_what_runs():
+    import dataclasses
+
+    import pytest
+
+    cfg = OmegaConf.to_object(compose_config(["attempts=2", "problems=smoke", "sweep.name=s"]))
+    problems = load_problems("builtin", list(cfg.problems.ids)).problems
+    models = [load_model_config("reference")]
+    settings = sweep_settings(cfg, "cpu", "small", "t")
+    how = dict(device="cpu", size="small", harness_version="t", evaluators=2)
+    first = build_plan(cfg, models, problems, settings, EvalContext(), **how)
+    done = {first.cells[0].record_id, first.cells[3].record_id, "other/cell@0123"}
+    plan = build_plan(cfg, models, problems, settings, EvalContext(), done=done, **how)
+    assert [c.done for c in plan.cells] == [True, False, False, True, False, False]
+    assert [c.key for c in plan.pending] == [c.key for c in plan.cells if c.record_id not in done]
+    states = plan.states()  # what the pipeline runs: fresh states of the pending cells
+    assert [s.record_id for s in states] == [c.record_id for c in plan.pending] and not states[0].turns
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.cells = ()  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        plan.cells[0].identity["eval.trials"] = "1"  # type: ignore[index]
+    header = plan.header()
+    assert header[0].startswith("pkb: sweep 's': 6 cells = 1 model x 3 problems x 2 attempts; 2 already "
+                                "recorded, 4 to run on cpu (world size 2, small sizes, 5 trials, harness t)")
+    assert header[1].startswith("pkb: estimate: about") and "/ 2 evaluators" in header[1]
+    assert plan.estimate_s() < build_plan(cfg, models, problems, settings, EvalContext(),
+                                          **{**how, "evaluators": 1}).estimate_s()
+    text = "\n".join(plan.describe())
+    assert "  eval.world_size = 2" in text and text.count("  done    ") == 2 and text.count("  to run  ") == 4
+    assert f"  to run  {plan.pending[0].record_id}  candidate_sha=" in text
 
 
 class Clock:

@@ -56,6 +56,18 @@ def test_reference_smoke_sweep_records_every_cell(run_sweep_cli, tmp_path):
     assert len(runs) == 6
 
 
+def test_a_dry_run_prints_the_plan_and_writes_nothing(run_sweep_cli, tmp_path):
+    proc = run_sweep_cli("--dry-run", "model=reference", "problems=smoke", "eval.device=cpu", "attempts=2",
+                         "sweep.name=dry")
+    out = proc.stdout.splitlines()
+    assert out[0].startswith("pkb: sweep 'dry': 6 cells = 1 model x 3 problems x 2 attempts; 0 already "
+                             "recorded, 6 to run on cpu (world size 2")
+    assert out[1].startswith("pkb: estimate: about") and "  eval.world_size = 2" in out
+    cells = [line for line in out if line.startswith("  to run  reference/")]
+    assert len(cells) == 6 and cells[0].startswith("  to run  reference/allreduce/1/zeroshot@")
+    assert not (tmp_path / "sweeps").exists() and not (tmp_path / "mlflow.db").exists()
+
+
 def test_default_sweep_without_gpu_says_what_it_did(run_sweep_cli, tmp_path):
     proc = run_sweep_cli("problems=smoke", "attempts=1", "sweep.name=nogpu")
     assert "GPU evaluation needs GPU nodes" in proc.stderr

@@ -72,6 +72,22 @@ def test_reference_tolerance_override(tmp_path):
     assert info.value.error.field == "RTOL"
 
 
+def test_upstream_helpers_import_from_utils_and_the_path_stays(tmp_path):
+    """Upstream runs from its checkout's root: its code may import `from utils.<helper>`.
+    That works here with sys.path left as it was (a stray file at the root shadows nothing)."""
+    import sys
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(FIXTURE, checkout)
+    (checkout / "utils" / "scale_helper.py").write_text("SCALE = 3.0\n")
+    ref = checkout / "reference" / "1_all_reduce.py"
+    ref.write_text("from utils.scale_helper import SCALE\n" + ref.read_text())
+    path = list(sys.path)
+    problem = load_problem(f"pkb:{checkout}", "pkb_1_all_reduce")
+    assert sys.path == path and str(checkout) not in sys.path
+    assert sys.modules["utils.scale_helper"].SCALE == 3.0 and callable(problem.solution)
+
+
 def test_inputs_come_from_create_input_tensor():
     p = load_problem(SRC, "pkb_1_all_reduce")
     (x,) = p.make_inputs(1, 2, 3, "bench")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from pkb_ray.config.schema import TimeoutConfig, TimingConfig
 from pkb_ray.engine.wire.messages import Message
 
 
@@ -38,11 +39,11 @@ class TimingSamples:
 
 @dataclass(frozen=True)
 class JudgeJob(Message):
-    """One evaluation, for one judge. Comes with four descriptors: the channel to this rank's
-    candidate worker and the candidate's gate page, then (timed jobs) the channel to this
-    rank's reference worker and its gate page."""
+    """One evaluation, for one judge: what the request asked (engine/evaluation.py builds it
+    from the EvalRequest), then what the node adds. Comes with four descriptors: the channel
+    to this rank's candidate worker and the candidate's gate page, then (timed jobs) the
+    channel to this rank's reference worker and its gate page."""
     op: ClassVar[str] = "job"
-    eval_id: str
     problem_id: str
     problems_source: str
     loader: str
@@ -51,12 +52,8 @@ class JudgeJob(Message):
     trials: int
     guard: bool
     time_candidate: bool
-    timing: dict
-    """TimingConfig's fields."""
-    timeouts: dict
-    """TimeoutConfig's fields."""
-    seed: int
-    """The evaluation's secret: every input and every choice of checked call derives from it."""
+    timing: TimingConfig
+    timeouts: TimeoutConfig
     transport: str
     """cuda | host: where the arena lives (arena.py)."""
     gate_candidate: bool
@@ -64,6 +61,11 @@ class JudgeJob(Message):
     it may wait on copy-engine work from the host while the gate holds the SMs)."""
     cache_dir: str
     reference_key: str
+    eval_id: str = ""
+    """Set by the node for each evaluation (a judge ignores what is not its current one)."""
+    seed: int = 0
+    """Set by the node, from os.urandom, for this evaluation alone: its secret. Every input
+    and every choice of checked call derives from it."""
 
 
 @dataclass(frozen=True)

@@ -2,17 +2,18 @@
 from anything that ran candidate code). It joins the judges' group, builds its gate, then
 serves JudgeJobs from the node until Quit.
 
-Arguments come as one JSON object in argv[1]: rank, world_size, device, store_port,
-control_fd, gate_fd, gate_timeout_us, sys_path.
+It starts with a JudgeStart record (engine/spawn.py: its rank, the world size, the device,
+the store's port, its two descriptors).
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
 import os
 import socket
 import sys
+from typing import Any
+
+from pkb_ray.engine.spawn import JudgeStart, payload
 
 
 def main() -> int:
@@ -20,8 +21,7 @@ def main() -> int:
     import signal
 
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <judge>` prints where it is
-    spec = json.loads(sys.argv[1])
-    sys.path[:0] = [p for p in spec["sys_path"] if p not in sys.path]
+    start = payload(JudgeStart)
     import torch
 
     from pkb_ray.engine.judge.context import JudgeContext
@@ -31,18 +31,18 @@ def main() -> int:
     from pkb_ray.engine.judge.timing.sampling import run_timing
     from pkb_ray.engine.wire import frames, messages as m
 
-    rank, world, device = spec["rank"], spec["world_size"], spec["device"]
+    rank, world, device = start.rank, start.world_size, start.device
     if device == "cuda":
         torch.cuda.set_device(rank)
         device = f"cuda:{rank}"
         torch.zeros(1, device=device)
     else:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
-    ctl = socket.socket(fileno=spec["control_fd"])
+    ctl = socket.socket(fileno=start.control_fd)
     reader = frames.FrameReader(ctl)
-    group = JudgeGroup(rank, world, device, spec["store_port"], spec["group_timeout_s"])
+    group = JudgeGroup(rank, world, device, start.store_port, start.group_timeout_s)
     ctx = JudgeContext(rank, world, device, group)
-    ctx.build_ref_gate(spec["gate_fd"], spec["gate_timeout_us"])
+    ctx.build_ref_gate(start.gate_fd, start.gate_timeout_us)
     decoded = (JudgeJob, Quit)
     frames.send(ctl, m.to_wire(JudgeReady(pid=os.getpid(), gate=ctx.ref_gate is not None, detail=ctx.gate_note)))
 

@@ -27,7 +27,6 @@ from typing import Any, Callable
 
 import torch
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
 from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
@@ -137,8 +136,8 @@ class Session:
         self.cand, self.ref = cand, ref
         self.report = RankOutcome()
         self.secrets = inp.Secrets(job.seed)
-        self.cfg = TimingConfig(**job.timing)
-        self.timeouts = TimeoutConfig(**job.timeouts)
+        self.cfg = job.timing
+        self.timeouts = job.timeouts
         self.phase = "start"
         self.floor_ms: dict[int, float] = {}
         self.floor_fit: tuple[float, float] = (0.0, 0.0)

@@ -1,6 +1,6 @@
 """Inside an agent sandbox: fork one process per rank and run a script or a profile.
 
-    python -m pkb_ray.engine.worker.agent_rank      (environment: PKB_AGENT_JOB, PKB_WORKDIR)
+    python -m pkb_ray.engine.worker.agent_rank AGENT_START   (engine/spawn.py; environment: PKB_WORKDIR)
 
 It runs where a candidate's workers run (agent/ranks.py starts it through engine/sandbox.py) and
 holds nothing of the judges': no seeds, no reference outputs, no verdict. Each rank writes
@@ -26,21 +26,22 @@ import os
 import sys
 from datetime import timedelta
 
+from pkb_ray.engine.spawn import AgentStart, payload
 from pkb_ray.engine.worker import file_limit, reap
 
 
-def _setup(r: int, job: dict, workdir: str, communicating: bool) -> None:
+def _setup(r: int, job: AgentStart, workdir: str, communicating: bool) -> None:
     import torch
     import torch.distributed as dist
 
-    ws, device = job["world_size"], job["device"]
+    ws, device = job.world_size, job.device
     os.environ.update(RANK=str(r), WORLD_SIZE=str(ws), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(ws))
     if device == "cuda":
         torch.cuda.set_device(r)
     else:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // ws))
     store = dist.FileStore(os.path.join(workdir, "store"), ws)
-    timeout = timedelta(seconds=float(job["timeout_s"]))
+    timeout = timedelta(seconds=job.timeout_s)
     if communicating:
         backend = "cpu:gloo,cuda:nccl" if device == "cuda" else "gloo"
         dist.init_process_group(backend, store=store, rank=r, world_size=ws, timeout=timeout)
@@ -51,25 +52,25 @@ def _setup(r: int, job: dict, workdir: str, communicating: bool) -> None:
     else:
         from pkb_ray.engine.worker import no_network, process_group
 
-        process_group.init(store, r, ws, float(job["timeout_s"]))
+        process_group.init(store, r, ws, job.timeout_s)
         no_network.install()  # the worker's conditions: no socket but a Unix one
 
 
-def _run_script(r: int, job: dict, workdir: str) -> None:
+def _run_script(r: int, job: AgentStart, workdir: str) -> None:
     import runpy
 
     _setup(r, job, workdir, communicating=True)
     runpy.run_path(os.path.join(workdir, "script.py"), run_name="__main__")
 
 
-def _profile(r: int, job: dict, workdir: str) -> None:
+def _profile(r: int, job: AgentStart, workdir: str) -> None:
     import importlib.util
 
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     _setup(r, job, workdir, communicating=False)
-    device = f"cuda:{r}" if job["device"] == "cuda" else "cpu"
+    device = f"cuda:{r}" if job.device == "cuda" else "cpu"
     with open(os.path.join(workdir, f"inputs_rank{r}.b64"), "rb") as f:
         inputs = torch.load(io.BytesIO(base64.b64decode(f.read())), weights_only=True)
     inputs = tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs)
@@ -83,7 +84,7 @@ def _profile(r: int, job: dict, workdir: str) -> None:
     for _ in range(2):  # warm-up: first-call compiles and allocations stay out of the profile
         module.solution(*inputs)
     sync()
-    calls = int(job["profile_calls"])
+    calls = job.profile_calls
     if device == "cpu":
         # Kineto's first start in a process took 4.9 s on the 2-core CI machine (0.03 s after);
         # the legacy profiler records the same CPU ops in 0.015 s. GPUs need Kineto (CUPTI).
@@ -121,9 +122,9 @@ def _summary(prof, on_gpu: bool, calls: int) -> dict:
     return {"rows": rows[:12], "copies": copies[:8], "profiled_calls": calls}
 
 
-def _rank_main(r: int, job: dict, workdir: str) -> int:
+def _rank_main(r: int, job: AgentStart, workdir: str) -> int:
     try:
-        (_run_script if job["mode"] == "script" else _profile)(r, job, workdir)
+        (_run_script if job.mode == "script" else _profile)(r, job, workdir)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     return 0
@@ -131,13 +132,13 @@ def _rank_main(r: int, job: dict, workdir: str) -> int:
 
 def main() -> int:
     file_limit.apply()
-    job = json.loads(os.environ["PKB_AGENT_JOB"])
+    job = payload(AgentStart)
     workdir = os.environ["PKB_WORKDIR"]
     import torch  # noqa: F401 - imported once, before the fork
     import torch.distributed  # noqa: F401
 
     print("ready", flush=True)  # ranks.py starts the time limit here
-    reap.reap(reap.fork_ranks(int(job["world_size"]), workdir, lambda r: _rank_main(r, job, workdir)))
+    reap.reap(reap.fork_ranks(job.world_size, workdir, lambda r: _rank_main(r, job, workdir)))
     return 0
 
 

@@ -1,6 +1,6 @@
 """The first process inside a candidate's sandbox: import torch once, fork one rank per GPU.
 
-    python -m pkb_ray.engine.worker.zygote   (environment: PKB_WORKER_FDS, PKB_WORKDIR)
+    python -m pkb_ray.engine.worker.zygote WORKER_START   (engine/spawn.py; environment: PKB_WORKDIR)
 
 It is started fresh for every candidate (never forked from a judge, never holding a
 secret), and may be started ahead of its candidate so the torch import (1-3 s) is off the
@@ -16,10 +16,15 @@ import os
 import socket
 import sys
 
+from pkb_ray.engine.spawn import WorkerStart, payload
 from pkb_ray.engine.worker import file_limit, reap
 
+SETUP_TIMEOUT_S = 600.0
+"""The process group's store timeout for a rank set up ahead of its evaluation."""
 
-def _rank_main(r: int, fds: list[int], workdir: str) -> int:
+
+def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
+    fds = start.channel_fds
     for other in fds:
         if other != fds[r]:
             os.close(other)
@@ -27,24 +32,22 @@ def _rank_main(r: int, fds: list[int], workdir: str) -> int:
     from pkb_ray.engine.worker.rank import Rank
 
     worker = Rank(socket.socket(fileno=fds[r]), workdir)
-    prewarm = os.environ.get("PKB_PREWARM")  # "<device>,<world size>,<guard 0|1>"
-    if prewarm:
-        device, world, guard = prewarm.split(",")
-        worker.setup(r, int(world), device, guard == "1", 600.0)
+    worker.setup(r, start.world_size, start.device, start.guard, SETUP_TIMEOUT_S)
     worker.serve()
     return 0
 
 
 def main() -> int:
     file_limit.apply()
-    fds = [int(x) for x in os.environ["PKB_WORKER_FDS"].split(",")]
+    start = payload(WorkerStart)
+    fds = start.channel_fds
     workdir = os.environ["PKB_WORKDIR"]
     import torch  # noqa: F401 - the point of a zygote: pay the import once, before forking
     import torch.distributed  # noqa: F401
 
     import pkb_ray.engine.worker.rank  # noqa: F401
     print("ready", flush=True)
-    pids = reap.fork_ranks(len(fds), workdir, lambda r: _rank_main(r, fds, workdir))
+    pids = reap.fork_ranks(len(fds), workdir, lambda r: _rank_main(r, start, workdir))
     for fd in fds:  # only the ranks hold their channels: a judge sees a gone rank's EOF
         os.close(fd)
     reap.reap(pids)
