@@ -25,6 +25,12 @@ if [ "$(id -u)" = 0 ]; then
       || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; } \
       || echo "install.sh: could not install bubblewrap; candidates get a weaker sandbox (see each result's sandbox field)"
   fi
+  # The no-network filter of guarded ranks (engine/worker/no_network.py) needs libseccomp.
+  if ! ldconfig -p 2>/dev/null | grep -q libseccomp.so.2 && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q libseccomp2 >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q libseccomp2 >/dev/null 2>&1; } \
+      || echo "install.sh: could not install libseccomp2; guarded ranks keep network sockets (see each result's sandbox field)"
+  fi
   if ! id pkb-sandbox >/dev/null 2>&1; then
     useradd --system --no-create-home --shell /usr/sbin/nologin pkb-sandbox 2>/dev/null \
       || echo "install.sh: could not add the user pkb-sandbox; candidates run as this user"
