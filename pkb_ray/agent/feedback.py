@@ -48,12 +48,14 @@ class AgentPolicy:
     target_speedup: float
 
     def good_enough(self, outcome: EvalResult | None) -> bool:
-        return bool(
-            outcome is not None
-            and outcome.correct
-            and outcome.speedup is not None
-            and outcome.speedup >= self.target_speedup
-        )
+        """Correct, and at the target speedup. A target of 0 asks for correctness only: a
+        correct result whose timing was `unmeasurable` (no speedup) meets it, where it kept
+        the agent asking for turns it did not need."""
+        if outcome is None or not outcome.correct:
+            return False
+        if self.target_speedup <= 0:
+            return True
+        return outcome.speedup is not None and outcome.speedup >= self.target_speedup
 
     def continue_cell(self, state: CellState) -> bool:
         if len(state.turns) >= self.turns:
