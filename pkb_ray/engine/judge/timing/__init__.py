@@ -8,9 +8,11 @@ The instrument. The reference runs in a worker of its own: fresh per evaluation,
 like the candidate's (the same sandbox, zygote, launch gate, arena and delivery of outputs),
 loading the problem's reference instead of the candidate, with real collectives. The judge
 times both workers the same way: its own clock from opening a sample's gate (on cpu: from
-the request) to the worker's answer, less the floor, what the same batch of do-nothing calls
-costs on that path (calibrated on both workers before any code but the harness's exists in
-them). Samples alternate which half goes first. A worker's own clock is reported beside
+the request) to the arrival of the worker's whole answer, less the floor: what the same
+batch of do-nothing calls costs on that path. On cuda the floor is the median of empty runs
+on the reference worker through the phase (it runs no candidate code); on cpu, and until
+there are five, a calibration on both workers before any code but the harness's exists in
+them. Samples alternate which half goes first (E R C | C R E with the empty run E). A worker's own clock is reported beside
 and kept as evidence: it flags a lie and never sets a figure.
 
 Why this one, against what we measured before (docs/design.md, benchmarks/results/):
