@@ -18,9 +18,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 """Version of the CellResult layout written now. 1: before versions (a turn's `correct` was
-0.0/1.0); 2: `version` present, turns typed as TurnSummary (`correct` a bool)."""
+0.0/1.0); 2: `version` present, turns typed as TurnSummary (`correct` a bool); 3: an
+evaluation says what it shared (gpus, gpu_link, sharing, co_tenancy). Older versions load
+with those empty."""
 
 
 class RecordError(ValueError):
@@ -233,6 +235,18 @@ class EvalResult:
     """For a person to look at: what an `implausible` verdict (or a protection) rests on."""
     timing: TimingEvidence | None = None
     """How the times and the speedup were measured (None: not timed)."""
+    gpus: str = ""
+    """The node's GPUs this evaluation ran on ("2,3"); "" where no group was lent (a CPU
+    node, `pkb eval`)."""
+    gpu_link: str = ""
+    """The weakest link inside that group, by nvidia-smi's name ("NV18", "SYS"); "uniform"
+    where no topology could be measured, "self" for one GPU."""
+    sharing: str = ""
+    """How its node was shared: "groups" (other evaluations could hold the node's other
+    GPUs) or "exclusive" (one evaluation per node); "" outside a node actor."""
+    co_tenancy: int | None = None
+    """The most other evaluations running on the same node at any moment of this one (0:
+    it ran alone); None where not recorded (outside a node actor, or before GPU groups)."""
 
 
 @dataclass

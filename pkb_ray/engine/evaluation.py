@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pkb_ray.engine import hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check, verdict
+from pkb_ray.engine.gpu_groups import Lease
 from pkb_ray.engine.judge.control import JudgeJob
 from pkb_ray.engine.node import JudgeNode, NodeSpec
 from pkb_ray.engine.build import BuildResult
@@ -37,6 +38,7 @@ PROFILE_TIMEOUT_S = 300.0
 
 _nodes: dict[tuple, JudgeNode] = {}
 _nodes_lock = threading.Lock()
+_profile_lock = threading.Lock()
 
 
 def _qualname(fn: Callable[..., Any] | str) -> str:
@@ -53,20 +55,28 @@ def _resolve(qualname: str) -> Callable[..., Any]:
 
 
 def evaluate(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFAULT_LOADER, *,
-             build: BuildResult | None = None, cuda_visible_devices: str | None = None) -> EvalResult:
+             build: BuildResult | None = None, cuda_visible_devices: str | None = None,
+             lease: Lease | None = None) -> EvalResult:
     """Evaluate one candidate; never raises.
 
     load_problem: `(source, problem_id) -> Problem`, a module-level function (or its
       "module:function" name) that the judges can import too.
     build: the candidate's prebuild result (compile time and log are copied; a failed
       build ends the evaluation without starting anything).
-    cuda_visible_devices: the GPUs of this evaluation (a node actor passes Ray's ids);
-      default: this process's CUDA_VISIBLE_DEVICES."""
+    cuda_visible_devices: the GPUs of this evaluation; default: this process's
+      CUDA_VISIBLE_DEVICES.
+    lease: the GPU group a node actor lent this evaluation (engine/gpu_groups.py): its GPUs
+      replace cuda_visible_devices, its judges are the group's own, and the result records
+      the GPUs, the sharing mode and the co-tenancy."""
     t0 = time.monotonic()
     result = EvalResult(world_size=request.world_size, device=request.device, size=request.size,
                         harness_version=HARNESS_VERSION, trials=request.trials)
+    if lease is not None:
+        cuda_visible_devices = lease.cuda_visible_devices
+        result.gpus = cuda_visible_devices or ""
+        result.gpu_link, result.sharing = lease.link, lease.sharing
     try:
-        _evaluate(request, _qualname(load_problem), build, cuda_visible_devices, result)
+        _evaluate(request, _qualname(load_problem), build, cuda_visible_devices, result, lease)
     except Exception:  # noqa: BLE001 - the one place where everything is caught
         result.correct = False
         result.failure = FailureClass.HARNESS_ERROR
@@ -74,6 +84,8 @@ def evaluate(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFA
         result.message = f"harness error: {tb.strip().splitlines()[-1][:300]}"
         result.log = (result.log + "\n" + tb)[-LOG_CHARS:]
     result.node_seconds = time.monotonic() - t0
+    if lease is not None:
+        result.co_tenancy = lease.co_tenancy  # so far; the caller updates it as it releases the group
     return result
 
 
@@ -91,7 +103,9 @@ limits): expected on CPU, where it is the stand-in for symmetric memory."""
 
 
 def node_for(req: EvalRequest, cvd: str | None) -> JudgeNode:
-    """The judges for this kind of evaluation, started once per process and kept."""
+    """The judges for this kind of evaluation on these GPUs, started once and kept. Each GPU
+    group has its own; a node for other settings, or for GPUs that overlap these, is stopped
+    first (it cannot be in use: GpuGroups lends no GPU twice)."""
     plan = sandbox.plan_sandbox(req.sandbox.mode, req.sandbox.user, req.sandbox.bwrap_path or None)
     cache_dirs = tuple(str(Path(d).expanduser().resolve()) for d in (req.cache_dir,))
     # CPU workers too: on a GPU machine evaluating on cpu, libnccl is there to be loaded by
@@ -101,13 +115,25 @@ def node_for(req: EvalRequest, cvd: str | None) -> JudgeNode:
                     torch_cuda_arch_list=req.torch_cuda_arch_list, cache_dirs=cache_dirs,
                     gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub)
     with _nodes_lock:
-        node = _nodes.get(dataclasses.astuple(spec))
+        key = dataclasses.astuple(spec)
+        node = _nodes.get(key)
         if node is None:
-            for other in list(_nodes.values()):  # one set of judges per process holds the GPUs
-                other.stop()
-            _nodes.clear()
-            node = _nodes[dataclasses.astuple(spec)] = JudgeNode(spec)
+            mine = _gpu_set(cvd)
+            for other_key, other in list(_nodes.items()):
+                if _overlap(mine, _gpu_set(other.spec.cuda_visible_devices)):
+                    other.stop()
+                    del _nodes[other_key]
+            node = _nodes[key] = JudgeNode(spec)
     return node
+
+
+def _gpu_set(cvd: str | None) -> frozenset[str]:
+    """The GPUs a node's judges hold: its group's, or every one ("*") without a group."""
+    return frozenset(d.strip() for d in cvd.split(",") if d.strip()) if cvd else frozenset({"*"})
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> bool:
+    return "*" in a or "*" in b or bool(a & b)
 
 
 def shutdown() -> None:
@@ -118,7 +144,7 @@ def shutdown() -> None:
 
 
 def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_visible_devices: str | None,
-              result: EvalResult) -> None:
+              result: EvalResult, lease: Lease | None) -> None:
     if req.device not in ("cpu", "cuda"):
         raise ValueError(f"device must be cpu or cuda, got {req.device!r}")
     if req.world_size < 1:
@@ -181,7 +207,10 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
         result.flags.append("store_channel")
     result.log = result.log[-LOG_CHARS:]
     if result.correct and result.reference_ms:
-        _remember_reference_time(cache_dir, job.reference_key, req, result)
+        key = job.reference_key
+        if lease is not None and lease.co_tenancy:  # timed beside other evaluations: kept apart
+            key = f"{key}-shared"
+        _remember_reference_time(cache_dir, key, req, result)
 
 
 def _describe_sandbox(spec: NodeSpec, req: EvalRequest) -> str:
@@ -229,10 +258,13 @@ def node_profile(device: str, cache_dir: str, cvd: str | None,
         return None
     cache_dir = str(Path(cache_dir).expanduser())
     fp = hardware.fingerprint(device, cvd)
-    cached = hardware.load_profile(cache_dir, fp)
-    if cached is not None and (cached.complete or not require_facts):
-        return cached
-    return _measure_profile(fp, cache_dir, cvd) or cached
+    # One measurement at a time per process: two GPU groups starting together would each
+    # measure (the same fingerprint) while the other loads the node.
+    with _profile_lock:
+        cached = hardware.load_profile(cache_dir, fp)
+        if cached is not None and (cached.complete or not require_facts):
+            return cached
+        return _measure_profile(fp, cache_dir, cvd) or cached
 
 
 def _measure_profile(fp: str, cache_dir: str, cvd: str | None) -> hardware.HardwareProfile | None:

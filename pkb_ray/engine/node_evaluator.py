@@ -1,16 +1,20 @@
 """NodeEvaluator: the Ray actor that owns a whole GPU node (or one CPU slot) and evaluates
-one candidate at a time in fresh rank processes.
+candidates in fresh rank processes, one per GPU group at a time.
 
 One actor per GPU breaks symmetric memory (each process sees its GPU as cuda:0 and
 rendezvous fails with "detected allocations from overlapping devices"; docs/design.md), so on
 GPU clusters there is one actor per node, in a placement group whose single bundle holds
-all that node's GPUs (STRICT_PACK, pinned to the node), and the actor starts one rank
-process per GPU with CUDA_VISIBLE_DEVICES set to the GPUs Ray gave it.
+all that node's GPUs (STRICT_PACK, pinned to the node). The actor lends each evaluation a
+group of `world_size` of them (engine/gpu_groups.py, by the measured topology) and runs as
+many evaluations at once as there are groups: 4 at world size 2 on an 8-GPU node; one in
+exclusive mode. Ray runs its methods in threads for that (max_concurrency).
 
-The actor never runs candidate code and never initialises CUDA itself: it holds the node's
-judges (engine/node.py, kept across candidates) and starts a fresh sandbox of workers for
-each candidate; a candidate that crashes, hangs or corrupts its GPU context dies with its
-workers. If the actor process itself dies (node trouble), Ray restarts it (max_restarts).
+The actor never runs candidate code and never initialises CUDA itself: each group has its
+judges (engine/node.py, kept across candidates) and a fresh sandbox of workers for each
+candidate, with CUDA_VISIBLE_DEVICES set to the group's GPUs; a candidate that crashes,
+hangs or corrupts its GPU context dies with its workers. If the actor process itself dies
+(node trouble), Ray restarts it (max_restarts) and the driver requeues every evaluation it
+had in flight.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import ray
 from ray.util.placement_group import placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from pkb_ray.engine import hardware
+from pkb_ray.engine import gpu_groups, hardware
 from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
 from pkb_ray.engine.build import BuildResult
@@ -34,35 +38,56 @@ MAX_RESTARTS = 4
 
 
 class _NodeEvaluator:
-    """Evaluates EvalRequests on this node. Methods run one at a time (max_concurrency=1)."""
+    """Evaluates EvalRequests on this node, one per GPU group at a time."""
 
-    def __init__(self, device: str = "cpu", load_problem: str = DEFAULT_LOADER) -> None:
+    def __init__(self, device: str = "cpu", load_problem: str = DEFAULT_LOADER, exclusive: bool = False) -> None:
         exit_on_sigterm()  # Ray stops an actor with SIGTERM: its sandboxes go with it
         # Secrets of the driver's environment reach Ray workers; drop them before anything
         # (the forkserver and ranks get an allow-listed environment anyway).
         self.scrubbed = scrub_secrets()
         self.device = device
         self.load_problem = load_problem
+        # Ray's GPU ids are the node's indices (nvidia-smi's, the topology's). On a CPU node
+        # given Ray's fake GPU resources they are slots: groups form the same way, and the
+        # ranks run on CPU.
+        ids = [str(i) for i in ray.get_gpu_ids()]
         self.cuda_visible_devices: str | None = None
         if device == "cuda":
-            ids = [str(int(i)) if str(i).isdigit() else str(i) for i in ray.get_gpu_ids()]
             self.cuda_visible_devices = ",".join(ids) if ids else os.environ.get("CUDA_VISIBLE_DEVICES")
+        gpus = [int(i) for i in ids] if ids and all(i.isdigit() for i in ids) else []
+        topology = gpu_groups.measure(gpus) if device == "cuda" else gpu_groups.uniform(gpus)
+        self.groups = gpu_groups.GpuGroups(gpus, topology, exclusive=exclusive)
         self._fingerprint = hardware.fingerprint(device, self.cuda_visible_devices)
 
+    def slots(self, world_size: int) -> int:
+        """How many evaluations of `world_size` this node runs at once (the driver hands it
+        that many)."""
+        return self.groups.slots(world_size)
+
     def evaluate(self, request: EvalRequest, build: BuildResult | None = None) -> EvalResult:
-        """Evaluate one candidate; `build` (optional) is its prebuild result from a CPU worker."""
-        return evaluate(request, self.load_problem, build=build,
-                        cuda_visible_devices=self.cuda_visible_devices)
+        """Evaluate one candidate on a group of this node's GPUs (waiting for one); `build`
+        (optional) is its prebuild result from a CPU worker."""
+        lease = self.groups.acquire(request.world_size)
+        try:
+            result = evaluate(request, self.load_problem, build=build, lease=lease)
+        finally:
+            self.groups.release(lease)
+        result.co_tenancy = lease.co_tenancy  # final: no other lease can raise it now
+        return result
 
-    def run_tool(self, tool: Callable[..., Any], *args: Any) -> Any:
-        """`tool(evaluate, cuda_visible_devices, *args)` run on this node: a caller's tool
-        (the tool agent's calls) evaluates through this node's `evaluate` like any candidate
-        and runs on its GPUs. The caller hands its tool in; the engine names no tool."""
+    def run_tool(self, world_size: int, tool: Callable[..., Any], *args: Any) -> Any:
+        """`tool(evaluate, cuda_visible_devices, *args)` run on a group of `world_size` of
+        this node's GPUs: a caller's tool (the tool agent's calls) evaluates through the
+        group like any candidate and runs on its GPUs. The caller hands its tool in; the
+        engine names no tool."""
+        lease = self.groups.acquire(world_size)
+        try:
+            def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
+                return evaluate(req, self.load_problem, build=b, lease=lease)
 
-        def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
-            return evaluate(req, self.load_problem, build=b, cuda_visible_devices=self.cuda_visible_devices)
-
-        return tool(evaluate_here, self.cuda_visible_devices, *args)
+            return tool(evaluate_here, lease.cuda_visible_devices, *args)
+        finally:
+            self.groups.release(lease)
 
     def close(self) -> None:
         """Stop the judges and every sandbox, and remove this node's run root (the sweep
@@ -80,6 +105,8 @@ class _NodeEvaluator:
 
     def info(self) -> dict[str, Any]:
         return {"device": self.device, "cuda_visible_devices": self.cuda_visible_devices,
+                "gpus": list(self.groups.gpus), "exclusive": self.groups.exclusive,
+                "topology": self.groups.topology.source,
                 "fingerprint": self._fingerprint, "pid": os.getpid(),
                 "node_id": ray.get_runtime_context().get_node_id(), "scrubbed": self.scrubbed}
 
@@ -103,22 +130,33 @@ def gpu_nodes_in_cluster() -> list[dict[str, Any]]:
     return sorted(nodes, key=lambda d: (d["address"], d["node_id"]))
 
 
+ADMIN_THREADS = 4
+"""Threads beyond the groups' for the calls a busy node must still answer (the driver's
+ping after a lost evaluation, info, close)."""
+
+
 def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
                           cpu_evaluators: int = 1, load_problem: str = DEFAULT_LOADER,
-                          ready_timeout_s: float = 600.0) -> list[Any]:
+                          ready_timeout_s: float = 600.0, exclusive: bool = False,
+                          evaluator_class: Any = None) -> list[Any]:
     """Start evaluator actors and wait until they are up.
 
     placement "gpu_node": one actor per alive node with >= world_size GPUs, each in its own
       placement group with ONE bundle of all that node's GPUs (STRICT_PACK, pinned to the
-      node by its node:<ip> resource); the actor holds num_gpus = that count.
+      node by its node:<ip> resource); the actor holds num_gpus = that count and lends them
+      in groups of world_size (one group at a time when `exclusive`).
     placement "cpu": `cpu_evaluators` actors with num_cpus=1 (each runs world_size ranks).
-    placement "auto": gpu_node for device cuda, else cpu."""
+    placement "auto": gpu_node for device cuda, else cpu.
+    evaluator_class: the actor class (default NodeEvaluator; scripts/bench_cluster.py passes
+      one that simulates evaluations)."""
+    cls = evaluator_class or NodeEvaluator
     if placement == "auto":
         placement = "gpu_node" if device == "cuda" else "cpu"
     actors = []
     if placement == "cpu":
         for _ in range(max(1, cpu_evaluators)):
-            actors.append(NodeEvaluator.options(num_cpus=1, num_gpus=0).remote(device, load_problem))
+            actors.append(cls.options(num_cpus=1, num_gpus=0, max_concurrency=1 + ADMIN_THREADS)
+                          .remote(device, load_problem, exclusive))
     elif placement == "gpu_node":
         nodes = [n for n in gpu_nodes_in_cluster() if n["gpus"] >= world_size]
         if not nodes:
@@ -130,12 +168,12 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
                 bundle[f"node:{n['address']}"] = 0.001
             pg = placement_group([bundle], strategy="STRICT_PACK", name=f"pkb-node-{n['node_id'][:8]}")
             ray.get(pg.ready(), timeout=ready_timeout_s)
-            actors.append(NodeEvaluator.options(
-                num_cpus=1, num_gpus=n["gpus"],
+            actors.append(cls.options(
+                num_cpus=1, num_gpus=n["gpus"], max_concurrency=n["gpus"] + ADMIN_THREADS,
                 scheduling_strategy=PlacementGroupSchedulingStrategy(
                     placement_group=pg, placement_group_bundle_index=0,
                     placement_group_capture_child_tasks=False),
-            ).remote(device, load_problem))
+            ).remote(device, load_problem, exclusive))
     else:
         raise ValueError(f"placement must be auto, gpu_node or cpu, got {placement!r}")
     ray.get([a.fingerprint.remote() for a in actors], timeout=ready_timeout_s)

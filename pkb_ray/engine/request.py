@@ -19,6 +19,10 @@ PER_CELL = ("device", "size")
 """EvalConfig fields the driver resolves before they reach a request (`auto` -> cuda/cpu,
 small/bench): from_config takes them as arguments."""
 
+PER_NODE = ("exclusive",)
+"""EvalConfig fields that configure the node actors, not a request: the driver starts them
+with it (engine/node_evaluator.py), and each result records what it was (`sharing`)."""
+
 
 @dataclass
 class EvalRequest:
