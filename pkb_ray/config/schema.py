@@ -162,6 +162,10 @@ class EvalConfig:
     torch_cuda_arch_list: str = "9.0"
     """TORCH_CUDA_ARCH_LIST for prebuilds and ranks; must match or the cache rebuilds."""
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    exclusive: bool = False
+    """One evaluation per node at a time (every GPU of it idle but the evaluation's), for
+    publication-grade timing. Off (the default): a node runs one evaluation per group of
+    world_size GPUs at once, each result recording its co-tenancy (README, GPU groups)."""
     transport: str = "auto"
     """How inputs and outputs cross between a judge and its worker: auto | cuda | host.
     cuda = device memory exported as a file descriptor (no PCIe copy; auto picks it on

@@ -2,7 +2,8 @@
 
 Generation runs in one async actor per model, pinned to the driver's node: its API key
 stays on that machine and kernels_cache is written where the driver reads it. Builds are
-CPU tasks, ahead of the GPU queue. Evaluation goes to whole-node evaluator actors.
+CPU tasks, ahead of the GPU queue. Evaluation goes to whole-node evaluator actors, one slot
+per GPU group (driver/slots.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pkb_ray.agent.feedback import AgentPolicy, conversation
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.budget import Budget
 from pkb_ray.driver.pipeline import CellState
+from pkb_ray.driver.slots import EvalSlot
 from pkb_ray.engine.build import prebuild
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.store.turn_log import TurnLog
@@ -137,7 +139,7 @@ class RayStages:
         return eval_request_for(self.cfg, self.models[state.key.model], self.device, self.size, state,
                                 state.current.generation.candidate_source or "")
 
-    def evaluate(self, evaluator: Any, state: CellState) -> Any:
+    def evaluate(self, slot: EvalSlot, state: CellState) -> Any:
         if self.turn_log is not None:
             done = self.turn_log.get(state.record_id, state.turn)
             if done is not None:  # evaluated before an interrupt: not redone
@@ -145,10 +147,10 @@ class RayStages:
 
                 return ray.put(done)
         # The build tells the ranks where the prebuilt extensions are (no nvcc on the GPU).
-        return evaluator.evaluate.remote(self.eval_request(state), state.current.build)
+        return slot.actor.evaluate.remote(self.eval_request(state), state.current.build)
 
-    def ping(self, evaluator: Any) -> Any:
-        return evaluator.fingerprint.remote()
+    def ping(self, slot: EvalSlot) -> Any:
+        return slot.actor.fingerprint.remote()
 
     def continue_cell(self, state: CellState) -> bool:
         return self.agent is not None and self.agent.continue_cell(state)

@@ -74,9 +74,11 @@ class Sweep:
         self.deferred: list[str] = []
         self.status = "FINISHED"
         self._pipeline: Pipeline | None = None
-        self._labels: dict[int, str] = {}
         self._actors: list = []
         """Every node actor started, closed at the end (their sandboxes and run roots go)."""
+        self.evaluator_class: Any = None
+        """The node actor class (None: the engine's NodeEvaluator); scripts/bench_cluster.py
+        sets one that simulates evaluations, and says so."""
         self.profile: SweepProfile | None = None
         self.fallback = ""
         """`asked -> ran: why` when the device decision replaced the models (else "")."""
@@ -248,8 +250,9 @@ class Sweep:
                 self.turn_log.close()
 
     def _evaluators(self) -> int:
+        """Evaluations the cluster runs at once (GPU groups of every node, driver/slots.py)."""
         d = self.decision
-        return max(1, d.gpu_nodes) if d.device == "cuda" else max(1, self.cfg.cluster.cpu_evaluators)
+        return max(1, d.gpu_slots or d.gpu_nodes) if d.device == "cuda" else max(1, self.cfg.cluster.cpu_evaluators)
 
     def _ran_config(self) -> dict[str, Any]:
         """The composed config as it ran: the models and problems the device decision chose
@@ -324,14 +327,17 @@ class Sweep:
             ray_runtime.close_evaluators(self._actors)
 
     def _start_evaluators(self, plan: SweepPlan) -> list:
+        """The node actors, as slots: one per evaluation each runs at once (driver/slots.py)."""
         from pkb_ray.driver.ray_runtime import evaluator_labels
+        from pkb_ray.driver.slots import slots_of
         from pkb_ray.engine.node_evaluator import start_node_evaluators
 
         actors = start_node_evaluators(plan.device, plan.world_size, self.decision.placement,
-                                       self.cfg.cluster.cpu_evaluators)
-        self._labels.update(evaluator_labels(actors))
+                                       self.cfg.cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
+                                       evaluator_class=self.evaluator_class)
+        labels = evaluator_labels(actors)
         self._actors.extend(actors)
-        return actors
+        return slots_of(actors, plan.world_size, labels)
 
     def _turn_done(self, state: CellState) -> None:
         """Agent mode: a turn's outcome goes to the turn log before the next turn starts, so
@@ -365,9 +371,8 @@ class Sweep:
             return
         generating, building, queued = self._pipeline.counts()
         nodes: dict[str, int] = {}
-        for ev in self._pipeline.evaluating():
-            label = self._labels.get(id(ev), "evaluator")
-            nodes[label] = nodes.get(label, 0) + 1
+        for slot in self._pipeline.evaluating():
+            nodes[slot.node] = nodes.get(slot.node, 0) + 1
         self.progress.set_in_flight(InFlight(generating, building, queued, nodes))
 
     # -- 4. finish -------------------------------------------------------------------

@@ -3,8 +3,8 @@ episode, and each of its pipeline turns is one tool call.
 
     generate -> AgentService.advance (the model's next tool call, on the driver's node)
     build    -> prebuild of the module, for check, benchmark, profile and submit on cuda
-    evaluate -> NodeEvaluator.run_tool(execute_on_node, ...), queued on the evaluators with
-                every other task
+    evaluate -> NodeEvaluator.run_tool(world_size, execute_on_node, ...) on a slot (one GPU
+                group), queued with every other task
 
 So an episode waiting for its model holds no evaluator, and its tool calls share the
 cluster's nodes with every other cell's. The episode's journal and kernels_cache make it
@@ -23,6 +23,7 @@ from pkb_ray.agent.tools import Tool, ToolOutcome
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.budget import Budget
 from pkb_ray.driver.pipeline import CellState, Turn
+from pkb_ray.driver.slots import EvalSlot
 from pkb_ray.driver.stages import eval_request_for, model_actor_options, prompt_context, submit_build
 from pkb_ray.engine.build import prebuild
 from pkb_ray.engine.request import EvalRequest
@@ -87,13 +88,14 @@ class ToolStages:
             return None
         return submit_build(self._build, self.cfg, state.current.generation.candidate_source)
 
-    def evaluate(self, evaluator: Any, state: CellState) -> Any:
+    def evaluate(self, slot: EvalSlot, state: CellState) -> Any:
         turn = state.current
-        return evaluator.run_tool.remote(execute_on_node, turn.generation.request, self.base_request(state),
-                                         self.agent_cfg, turn.build)
+        base = self.base_request(state)
+        return slot.actor.run_tool.remote(base.world_size, execute_on_node, turn.generation.request, base,
+                                          self.agent_cfg, turn.build)
 
-    def ping(self, evaluator: Any) -> Any:
-        return evaluator.fingerprint.remote()
+    def ping(self, slot: EvalSlot) -> Any:
+        return slot.actor.fingerprint.remote()
 
     def continue_cell(self, state: CellState) -> bool:
         """Every tool call's outcome goes back to its episode, which then ends or goes on

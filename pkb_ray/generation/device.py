@@ -29,6 +29,15 @@ class DeviceDecision:
     """Said once to the user when the decision differs from what they may expect."""
     models: list[str] | None = None
     """When set, replaces the models of the sweep (the CPU self-check fallback)."""
+    gpu_slots: int = 0
+    """Evaluations the GPU nodes run at once: one per GPU group of world_size (one per node
+    when eval.exclusive)."""
+
+
+def gpu_slot_count(nodes: list[dict], world_size: int, exclusive: bool) -> int:
+    """Evaluations the alive nodes with >= world_size GPUs run at once (engine/gpu_groups.py)."""
+    gpus = [int(n.get("Resources", {}).get("GPU", 0)) for n in nodes if n.get("Alive")]
+    return sum(1 if exclusive else g // max(1, world_size) for g in gpus if g >= world_size)
 
 
 def gpu_node_count(nodes: list[dict], world_size: int) -> int:
@@ -96,4 +105,5 @@ def decide_device(cfg: RootConfig, models: Sequence[ModelConfig | str], nodes: l
     placement = cfg.cluster.evaluator_placement
     if placement == "auto":
         placement = "gpu_node" if device == "cuda" else "cpu"
-    return DeviceDecision(device, size, placement, n_gpu_nodes, notice, replaced)
+    return DeviceDecision(device, size, placement, n_gpu_nodes, notice, replaced,
+                          gpu_slot_count(nodes, cfg.eval.world_size, cfg.eval.exclusive))

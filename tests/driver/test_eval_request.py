@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 
 from pkb_ray.config import compose_config
 from pkb_ray.config.schema import EvalConfig
-from pkb_ray.engine.request import PER_CELL, RENAMED, EvalRequest
+from pkb_ray.engine.request import PER_CELL, PER_NODE, RENAMED, EvalRequest
 
 CELL = dict(problem_id="allreduce", problems_source="builtin", candidate_source="x = 1",
             device="cpu", size="small", cell_id="m/allreduce/1/zeroshot")
@@ -23,7 +23,7 @@ def test_every_eval_setting_reaches_the_request():
     ])).eval
     req = EvalRequest.from_config(ev, **CELL)
     for f in dataclasses.fields(EvalConfig):
-        if f.name in PER_CELL:
+        if f.name in PER_CELL or f.name in PER_NODE:
             continue
         assert getattr(req, RENAMED.get(f.name, f.name)) == getattr(ev, f.name), f.name
     assert (req.world_size, req.trials, req.time_candidate) == (4, 3, False)

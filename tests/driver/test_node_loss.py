@@ -1,5 +1,6 @@
-"""A two-node Ray cluster (logical GPUs): one whole-node evaluator per node. Removing a node
-mid-sweep loses no cell and duplicates none."""
+"""A two-node Ray cluster (logical GPUs): one whole-node evaluator per node, two GPU groups of
+world size 2 on each. Removing a node mid-sweep, with evaluations in flight on its groups,
+loses no cell and duplicates none."""
 
 import threading
 import time
@@ -18,7 +19,7 @@ def test_removing_a_node_mid_sweep(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
-    nodes = [cluster.add_node(num_cpus=2, num_gpus=2) for _ in range(2)]
+    nodes = [cluster.add_node(num_cpus=2, num_gpus=4) for _ in range(2)]
     cluster.wait_for_nodes()
     journal = tmp_path / "sweeps" / "nodeloss" / "journal.jsonl"
     removed = threading.Event()
@@ -50,4 +51,9 @@ def test_removing_a_node_mid_sweep(tmp_path, monkeypatch):
     lines = journal.read_text().splitlines()  # raw lines: a duplicate would show here
     ids = [r.key.cell_id for r in read_journal(journal)]
     assert len(lines) == 10 and len(set(ids)) == 10
-    assert all(r.status.value == "correct" for r in read_journal(journal))
+    records = read_journal(journal)
+    assert all(r.status.value == "correct" for r in records)
+    # The groups were used: evaluations ran beside each other on a node, on disjoint pairs.
+    assert {r.evaluation.sharing for r in records} == {"groups"}
+    assert max(r.evaluation.co_tenancy for r in records) >= 1
+    assert {r.evaluation.gpus for r in records} <= {"0,1", "2,3"}
