@@ -23,6 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    f"(default: ROOT/{COMPARE_DIR}/A+B+...)")
     p.add_argument("--wide", action="store_true", help="every column of every table, however wide "
                    "(by default columns are left out, and named, to fit the terminal)")
+    p.add_argument("--max-co-tenancy", type=int, default=None, metavar="N",
+                   help="only cells whose evaluation had at most N other evaluations on its node "
+                   "at once (0: evaluations that ran alone; README, GPU groups)")
+    p.add_argument("--split-co-tenancy", action="store_true",
+                   help="one leaderboard per co-tenancy (0, 1, 2, ...), each in its own directory")
     p.set_defaults(handler=_run)
 
 
@@ -70,12 +75,38 @@ def _run(args: argparse.Namespace) -> int:
         out_dir = Path(args.out) if args.out else root / COMPARE_DIR / "+".join(names)
         title = (f"sweeps {', '.join(f'{n} ({sweep_modes(r)}, {len(r)} cells)' for n, r in sweeps.items())}"
                  f": {len(results)} cells")
-    report = build_report(results, out_dir, title)
-    print_leaderboard(report, title, wide=args.wide,
-                      self_check=bool(results) and all(_times_itself(m) for m in {r.key.model for r in results}),
-                      report_args=" ".join(names) + ("" if str(root) == "sweeps" else f" --root {root}"))
-    print(f"wrote into {out_dir}: " + ", ".join(p.name for p in report.files()))
+    if args.max_co_tenancy is not None:
+        if args.max_co_tenancy < 0:
+            return _fail(f"--max-co-tenancy {args.max_co_tenancy}: a count of other evaluations, 0 or more")
+        kept = [r for r in results if (c := co_tenancy_of(r)) is not None and c <= args.max_co_tenancy]
+        title += f", {len(kept)} with co-tenancy <= {args.max_co_tenancy} ({len(results) - len(kept)} left out)"
+        results, out_dir = kept, out_dir / f"co_tenancy_le{args.max_co_tenancy}"
+    parts = split_by_co_tenancy(results) if args.split_co_tenancy else {None: results}
+    report_args = " ".join(names) + ("" if str(root) == "sweeps" else f" --root {root}")
+    for level, part in parts.items():
+        where = out_dir if level is None and not args.split_co_tenancy else out_dir / f"co_tenancy_{level}"
+        head = title if not args.split_co_tenancy else f"{title}; co-tenancy {level}: {len(part)} cells"
+        report = build_report(part, where, head)
+        print_leaderboard(report, head, wide=args.wide,
+                          self_check=bool(part) and all(_times_itself(m) for m in {r.key.model for r in part}),
+                          report_args=report_args)
+        print(f"wrote into {where}: " + ", ".join(p.name for p in report.files()))
     return 0
+
+
+def co_tenancy_of(record) -> int | None:
+    """How many other evaluations shared the record's node at most (None: not evaluated, or
+    recorded before GPU groups)."""
+    return record.evaluation.co_tenancy if record.evaluation is not None else None
+
+
+def split_by_co_tenancy(results: list) -> dict:
+    """Records by co-tenancy, lowest first; "none" collects those without one."""
+    parts: dict = {}
+    for r in results:
+        c = co_tenancy_of(r)
+        parts.setdefault("none" if c is None else c, []).append(r)
+    return dict(sorted(parts.items(), key=lambda kv: (kv[0] == "none", kv[0] if kv[0] != "none" else 0)))
 
 
 def _times_itself(model: str) -> bool:

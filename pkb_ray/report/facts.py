@@ -31,6 +31,8 @@ class SweepFacts:
     trials: Counter = field(default_factory=Counter)
     hardware: Counter = field(default_factory=Counter)
     harness: Counter = field(default_factory=Counter)
+    co_tenancy: Counter = field(default_factory=Counter)
+    """Evaluations by how they shared their node: "alone", "exclusive", "beside N"."""
     cells: int = 0
 
     @property
@@ -55,6 +57,10 @@ class SweepFacts:
             self._one("harness", self.harness),
         ]) + f"; {self.cells} cells",
             self._one("hardware", self.hardware)]
+        if any(k.startswith("beside") for k in self.co_tenancy):
+            lines.append("node shared (GPU groups): " + ", ".join(
+                f"{k} ({n} cells)" for k, n in sorted(self.co_tenancy.items())) +
+                "; `pkb report --max-co-tenancy 0` keeps those that ran alone")
         if self.on_cpu:
             lines.append(CPU_NOTE)
         return lines
@@ -80,4 +86,8 @@ def sweep_facts(records: list[CellResult]) -> SweepFacts:
         ):
             if value:
                 counter[value] += 1
+        if ev is not None and ev.co_tenancy is not None:
+            what = ("exclusive" if ev.sharing == "exclusive" else
+                    "alone" if ev.co_tenancy == 0 else f"beside {ev.co_tenancy} other evaluation{'s' if ev.co_tenancy > 1 else ''}")
+            facts.co_tenancy[what] += 1
     return facts

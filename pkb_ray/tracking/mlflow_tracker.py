@@ -73,6 +73,11 @@ def cell_params(result: CellResult) -> dict[str, str]:
         "harness_version": ident.get("harness_version") or result.harness_version or "",
         "problem_version": ident.get("problem_version", ""),
         "prompt_hash": gen.prompt_hash,
+        # What the evaluation shared (engine/gpu_groups.py): its GPUs, how the node was
+        # shared, and the weakest link inside its group.
+        "gpus": ev.gpus if ev else "",
+        "sharing": ev.sharing if ev else "",
+        "gpu_link": ev.gpu_link if ev else "",
     }
 
 
@@ -92,6 +97,7 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
         "cost_usd": gen.cost_usd,
         "latency_s": gen.latency_s,
         "node_seconds": ev.node_seconds if ev else None,
+        "co_tenancy": ev.co_tenancy if ev else None,
         # Tools mode: the device-seconds of every tool call, the cell's GPU cost besides
         # its submission's evaluation.
         "tool_calls": float(len(result.turns)) if any(t.tool for t in result.turns) else None,

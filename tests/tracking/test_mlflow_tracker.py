@@ -18,6 +18,8 @@ def test_cells_logged_with_fields_and_reconciled_exactly_once(tmp_path, monkeypa
     uri = f"sqlite:///{tmp_path / 'm.db'}"
     results = [make_result(problem=f"p{i}") for i in range(3)]
     results[1].generation.response = "leaked sk-this-is-a-secret-value here"
+    ev = results[0].evaluation  # evaluated on a shared node, beside two other evaluations
+    ev.gpus, ev.gpu_link, ev.sharing, ev.co_tenancy = "2,3", "NV18", "groups", 2
     t = MlflowTracker(uri, "sw", tmp_path / "art", {"models": "m"})
     assert isinstance(t, Tracker)
     t.log_cell(results[0])
@@ -31,6 +33,8 @@ def test_cells_logged_with_fields_and_reconciled_exactly_once(tmp_path, monkeypa
     assert run.data.metrics["correct"] == 1.0 and run.data.metrics["speedup"] == 1.5
     assert run.data.metrics["tokens"] == 30 and run.data.tags["status"] == "correct"
     assert run.data.tags[COMPLETE_TAG] == "true"
+    assert (run.data.params["gpus"], run.data.params["gpu_link"], run.data.params["sharing"]) == ("2,3", "NV18", "groups")
+    assert run.data.metrics["co_tenancy"] == 2
     arts = {a.path for a in MlflowClient(tracking_uri=uri).list_artifacts(run.info.run_id)}
     assert {"prompt.txt", "response.txt", "candidate.py", "eval_log.txt"} <= arts
     leaked = next(r for r in runs if r.data.tags[CELL_TAG] == "m/p1/1/zeroshot")
