@@ -42,7 +42,6 @@ import zlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 MEASURED_NODE_SECONDS = (5.9, 6.9, 7.2, 7.7, 8.1, 8.8, 10.1)
 """Node-seconds of evaluations measured on GPUs: 5.9-8.1 s, five expert evaluations at world

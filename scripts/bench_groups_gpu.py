@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 COLLECTIVE_EXPERTS = ("allreduce", "allgather", "alltoall", "broadcast", "reduce_scatter")
 OTHER_REFERENCES = ("gemm_allreduce", "ddp_bucket_allreduce", "sp_rmsnorm_allgather", "moe_dispatch",
