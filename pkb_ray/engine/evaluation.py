@@ -184,8 +184,11 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     cache_dir = str(Path(req.cache_dir).expanduser())
     profile = node_profile(req.device, cache_dir, cvd, require_facts=False)
     dtype = str(problem.spec.sizes[req.size].get("dtype", problem.spec.dtype))
-    result.roofline_ms = roofline.roofline_ms(problem.roofline(req.world_size, req.size), profile,
-                                              req.world_size, dtype)
+    counts = problem.roofline(req.world_size, req.size)
+    if req.device == "cuda":
+        result.roofline_ms = roofline.roofline_ms(counts, profile, req.world_size, dtype)
+    else:
+        result.roofline_ms = roofline.host_roofline_ms(counts, hardware.host_copy_gbps(), os.cpu_count() or 1)
 
     node = node_for(req, cvd)
     result.sandbox = _describe_sandbox(node.spec, req)

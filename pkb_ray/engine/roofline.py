@@ -2,7 +2,12 @@
 
 roofline_ms = max(NVLink bytes / slowest peer link, flops / matmul rate, HBM bytes / HBM
 bandwidth), all per busiest rank; roofline_fraction = roofline_ms / candidate_ms (1.0 = at
-the bound). None when there is no profile (cpu) or the problem gives no counts.
+the bound). None when there is no profile or the problem gives no counts.
+
+On CPU ranks (`host_roofline_ms`) the bound is looser but holds by construction: the bytes a
+rank must move (its own memory traffic, or what it exchanges, which crosses host memory
+there) at every core's copy rate at once. A correct result below it is as implausible as
+one below the GPU roofline.
 """
 
 from __future__ import annotations
@@ -33,3 +38,13 @@ def roofline_fraction(roof_ms: float | None, candidate_ms: float | None) -> floa
     if roof_ms is None or not candidate_ms:
         return None
     return roof_ms / candidate_ms
+
+
+def host_roofline_ms(counts: RooflineCounts | None, copy_gbps: float, cores: int) -> float | None:
+    """The least time for CPU ranks: max(memory bytes, exchanged bytes) of the busiest rank at
+    `cores` x one thread's measured copy rate (more than any rank can have; flops left out:
+    no CPU rate is measured). A lower bound, so an honest result is never below it."""
+    if counts is None or copy_gbps <= 0:
+        return None
+    moved = max(counts.hbm_bytes_per_rank, counts.nvlink_bytes_per_rank)
+    return moved / (copy_gbps * 1e9 * max(1, cores)) * 1e3 if moved > 0 else None

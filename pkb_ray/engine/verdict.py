@@ -111,7 +111,7 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
     if time_candidate and timing is not None and timing.candidate_window_ms:
         message += _timing(result, timing, device)
     result.message = message
-    _physics_floor(result, device)
+    _physics_floor(result)
 
 
 def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
@@ -149,8 +149,9 @@ def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
             f"vs reference {result.reference_ms:.4g} ms ({how}){ci}")
 
 
-def _physics_floor(result: EvalResult, device: str) -> None:
-    if device != "cuda" or not result.correct or not result.roofline_ms or not result.candidate_ms:
+def _physics_floor(result: EvalResult) -> None:
+    # Both devices: on CPU the bound is the host's (engine/roofline.py host_roofline_ms).
+    if not result.correct or not result.roofline_ms or not result.candidate_ms:
         return
     result.roofline_fraction = result.roofline_ms / result.candidate_ms
     if result.candidate_ms < PHYSICS_FLOOR * result.roofline_ms:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from pkb_ray.engine import static_check
@@ -155,3 +156,27 @@ def test_floor_is_fitted_through_the_least_windows():
     assert abs(fixed - 0.201) < 0.01 and abs(per_call - 0.05) < 0.002
     assert fit_floor([(1, 1.0), (1, 3.0)]) == (1.0, 0.0)
     assert fit_floor([(1, 0.5), (64, 0.1), (16, 0.2)])[1] == 0.0  # never a negative slope
+
+
+def test_cpu_plausibility_floor():
+    """CPU ranks get a physics floor too: the bytes a rank must move at every core's measured
+    copy rate. A correct result below 0.9 of it is implausible, kept with its evidence; the
+    same result above it is left alone."""
+    from pkb_ray.engine import hardware, roofline, verdict
+    from pkb_ray.problems.spec import RooflineCounts
+    from pkb_ray.records import EvalResult, FailureClass
+
+    gbps = hardware.host_copy_gbps()
+    assert 0.1 < gbps < 1000, gbps  # a real measurement of this host, in GB/s
+    counts = RooflineCounts(nvlink_bytes_per_rank=64e6, flops_per_rank=1e6, hbm_bytes_per_rank=128e6)
+    floor = roofline.host_roofline_ms(counts, gbps, 2)
+    assert floor == pytest.approx(128e6 / (gbps * 1e9 * 2) * 1e3)
+    assert roofline.host_roofline_ms(None, gbps, 2) is None
+
+    fast = EvalResult(correct=True, candidate_ms=0.5 * floor, roofline_ms=floor, device="cpu")
+    verdict._physics_floor(fast)
+    assert fast.failure == FailureClass.IMPLAUSIBLE and not fast.correct
+    assert fast.evidence["roofline_ms"] == floor and "implausible" in fast.message
+    honest = EvalResult(correct=True, candidate_ms=3 * floor, roofline_ms=floor, device="cpu")
+    verdict._physics_floor(honest)
+    assert honest.correct and honest.roofline_fraction == pytest.approx(1 / 3)
