@@ -140,11 +140,15 @@ class Pipeline:
         turn_done: Callable[[CellState], None] | None = None,
         spent: Callable[[Generation], None] | None = None,
         harness_tries: Callable[[CellState, str], int] | None = None,
+        same_node: Callable[[Any, Any], bool] | None = None,
     ) -> None:
         """`turn_done(state)`: called once a turn has its outcome, before asking the stages
         whether the cell continues (agent mode writes the turn log there). `spent(gen)`:
         called with every generation as it arrives, so a budget sees spend as it happens
-        (an agent's cell is recorded only when its last turn is, many turns later)."""
+        (an agent's cell is recorded only when its last turn is, many turns later).
+        `same_node(a, b)`: whether two evaluators are slots of one node actor (GPU groups,
+        driver/slots.py): when one is lost, the others idle in the pool are pinged before
+        they get work."""
         self.todo = collections.deque(c if isinstance(c, CellState) else CellState(c) for c in cells)
         self.stages = stages
         self.free = collections.deque(evaluators)
@@ -157,6 +161,7 @@ class Pipeline:
         self.turn_done = turn_done or (lambda state: None)
         self.spent = spent or (lambda gen: None)
         self.harness_tries = harness_tries
+        self.same_node = same_node or (lambda a, b: a is b)
         self.wait = wait
         self.get = get
         self.ready: collections.deque[CellState] = collections.deque()
@@ -256,7 +261,12 @@ class Pipeline:
         else:
             self.ready.appendleft(state)
         # A restartable actor comes back (max_restarts); a dead one (its node is gone)
-        # fails the ping and leaves the pool.
+        # fails the ping and leaves the pool. Its node's other slots that sit idle are as
+        # lost: handed a cell, each would charge that cell one more loss (three make it a
+        # runtime_error) without running it. They wait for their own ping.
+        for sibling in [e for e in self.free if self.same_node(e, evaluator)]:
+            self.free.remove(sibling)
+            self.inflight[self.stages.ping(sibling)] = ("ping", state, sibling)
         self.inflight[self.stages.ping(evaluator)] = ("ping", state, evaluator)
 
     def _on_ping_failed(self) -> None:

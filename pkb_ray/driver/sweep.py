@@ -312,6 +312,7 @@ class Sweep:
                     replace_evaluators=lambda: self._start_evaluators(plan), tick=self._tick,
                     turn_done=self._turn_done, spent=lambda gen: self.budget.charge([gen]),
                     harness_tries=lambda state, message: self.harness_tries.add(state.record_id, message),
+                    same_node=lambda a, b: a.actor is b.actor,
                 )
                 self._pipeline.run()
         except KeyboardInterrupt:

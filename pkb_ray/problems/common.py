@@ -10,6 +10,7 @@ import hashlib
 import importlib.util
 import re
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -56,16 +57,23 @@ def files_version(paths: list[Path], unversioned: re.Pattern[bytes] | None = Non
     return h.hexdigest()[:16]
 
 
+_IMPORT_LOCK = threading.RLock()
+"""A node actor's GPU groups evaluate in threads of one process, often the same problem at
+once: two imports of one file would each put their half-made module under the same
+sys.modules name while the other executes (dataclasses and pickling look it up there)."""
+
+
 def import_file(path: Path, module_name: str) -> ModuleType:
     """Import one .py file as a fresh module (not cached in sys.modules under a clashing name)."""
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses/pickling inside the module need it
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
+    with _IMPORT_LOCK:
+        sys.modules[module_name] = module  # dataclasses/pickling inside the module need it
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
     return module

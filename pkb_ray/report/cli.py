@@ -24,10 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--wide", action="store_true", help="every column of every table, however wide "
                    "(by default columns are left out, and named, to fit the terminal)")
     p.add_argument("--max-co-tenancy", type=int, default=None, metavar="N",
-                   help="only cells whose evaluation had at most N other evaluations on its node "
-                   "at once (0: evaluations that ran alone; README, GPU groups)")
+                   help="only speedups timed with at most N other evaluations on the node at once "
+                   "(0: alone; README, GPU groups); cells without a speedup are all kept")
     p.add_argument("--split-co-tenancy", action="store_true",
-                   help="one leaderboard per co-tenancy (0, 1, 2, ...), each in its own directory")
+                   help="one leaderboard per co-tenancy of the timed cells (0, 1, 2, ...), each in its own "
+                   "directory; cells without a speedup appear in every one")
     p.set_defaults(handler=_run)
 
 
@@ -78,14 +79,17 @@ def _run(args: argparse.Namespace) -> int:
     if args.max_co_tenancy is not None:
         if args.max_co_tenancy < 0:
             return _fail(f"--max-co-tenancy {args.max_co_tenancy}: a count of other evaluations, 0 or more")
-        kept = [r for r in results if (c := co_tenancy_of(r)) is not None and c <= args.max_co_tenancy]
-        title += f", {len(kept)} with co-tenancy <= {args.max_co_tenancy} ({len(results) - len(kept)} left out)"
+        n = args.max_co_tenancy
+        kept = [r for r in results if not timed(r) or ((c := co_tenancy_of(r)) is not None and c <= n)]
+        title += (f", {len(kept)} with co-tenancy <= {args.max_co_tenancy} ({len(results) - len(kept)} timed "
+                  "beside more or unrecorded: left out; cells with no speedup are all kept)")
         results, out_dir = kept, out_dir / f"co_tenancy_le{args.max_co_tenancy}"
     parts = split_by_co_tenancy(results) if args.split_co_tenancy else {None: results}
     report_args = " ".join(names) + ("" if str(root) == "sweeps" else f" --root {root}")
     for level, part in parts.items():
         where = out_dir if level is None and not args.split_co_tenancy else out_dir / f"co_tenancy_{level}"
-        head = title if not args.split_co_tenancy else f"{title}; co-tenancy {level}: {len(part)} cells"
+        head = title if not args.split_co_tenancy else \
+            f"{title}; co-tenancy {level}: {len(part)} cells (those without a speedup in every part)"
         report = build_report(part, where, head)
         print_leaderboard(report, head, wide=args.wide,
                           self_check=bool(part) and all(_times_itself(m) for m in {r.key.model for r in part}),
@@ -100,13 +104,24 @@ def co_tenancy_of(record) -> int | None:
     return record.evaluation.co_tenancy if record.evaluation is not None else None
 
 
+def timed(record) -> bool:
+    """Whether the cell has a speedup, the one figure neighbours can move. A wrong answer, a
+    build failure or a cell with no code is what it is on any node: filtering those by
+    co-tenancy would drop failures and flatter the models that fail most."""
+    return record.evaluation is not None and record.evaluation.speedup is not None
+
+
 def split_by_co_tenancy(results: list) -> dict:
-    """Records by co-tenancy, lowest first; "none" collects those without one."""
+    """Timed records by co-tenancy, lowest first ("none": recorded before GPU groups), each
+    part with every untimed record too (their outcome does not depend on neighbours)."""
     parts: dict = {}
     for r in results:
-        c = co_tenancy_of(r)
-        parts.setdefault("none" if c is None else c, []).append(r)
-    return dict(sorted(parts.items(), key=lambda kv: (kv[0] == "none", kv[0] if kv[0] != "none" else 0)))
+        if timed(r):
+            c = co_tenancy_of(r)
+            parts.setdefault("none" if c is None else c, []).append(r)
+    untimed = [r for r in results if not timed(r)]
+    ordered = sorted(parts.items(), key=lambda kv: (kv[0] == "none", kv[0] if kv[0] != "none" else 0))
+    return {level: part + untimed for level, part in ordered} or {0: untimed}
 
 
 def _times_itself(model: str) -> bool:

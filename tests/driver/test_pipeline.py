@@ -375,3 +375,38 @@ def test_an_episode_turn_per_tool_call_ends_on_a_step_with_nothing_to_evaluate()
         assert [t.tool is not None for t in state.turns] == [True, True, True, False]
         assert [t.evaluation is not None for t in state.turns] == [True, False, True, False]
     assert sum(1 for stage, _ in sim.events if stage == "eval") == 6
+
+
+class NodeState:
+    def __init__(self) -> None:
+        self.dead = False
+
+
+class Slot:
+    """One GPU group's slot of a node (driver/slots.py): slots of a node die together."""
+
+    def __init__(self, name: str, node: NodeState, dies_on=()) -> None:
+        self.name, self.node, self.dies_on, self.restarts = name, node, set(dies_on), False
+
+    @property
+    def dead(self) -> bool:
+        return self.node.dead
+
+    @dead.setter
+    def dead(self, value: bool) -> None:
+        self.node.dead = value
+
+
+def test_a_lost_node_takes_its_idle_slots_out_of_the_pool():
+    """Node A has two slots, B one. A dies under p0 while its other slot sits idle: p0 must
+    not be handed to that dead slot (each such hand-off would charge it one more loss, and
+    three make an honest cell a runtime_error); it waits for B."""
+    sim = Sim(eval_s=5.0)
+    keys = cells(2)
+    a, b = NodeState(), NodeState()
+    a0, a1, b0 = Slot("a0", a, dies_on={keys[0].cell_id}), Slot("a1", a), Slot("b0", b)
+    recorded, deferred = run(sim, keys, [a0, b0, a1], same_node=lambda x, y: x.node is y.node)
+    assert deferred == []
+    lost = next(s for s in recorded if s.key == keys[0])
+    assert lost.evaluator_losses == 1 and lost.current.evaluation.correct
+    assert sorted(sim.evaluated_on) == [(keys[0].cell_id, "b0"), (keys[1].cell_id, "b0")]

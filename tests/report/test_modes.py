@@ -176,9 +176,10 @@ def test_pkb_report_over_three_sweeps(tmp_path, capsys):
 
 
 def test_pkb_report_filters_and_splits_by_co_tenancy(tmp_path, capsys):
-    """Cells evaluated alone and beside others on a shared node: --max-co-tenancy keeps what
-    ran with at most that many neighbours (and names what it left out); --split-co-tenancy
-    writes one leaderboard per co-tenancy; the header says the node was shared."""
+    """Cells evaluated alone and beside others on a shared node: --max-co-tenancy keeps the
+    speedups timed with at most that many neighbours (naming what it left out) and every
+    cell without a speedup (a failure is a failure on any node); --split-co-tenancy writes
+    one leaderboard per co-tenancy; the header says the node was shared."""
     records = [cell("a", "p1", "zeroshot", speedup=1.2), cell("a", "p2", "zeroshot", speedup=2.0),
                cell("b", "p1", "zeroshot", speedup=0.5), cell("b", "p2", "zeroshot", correct=False)]
     for r, tenancy in zip(records, (0, 3, 0, 1)):
@@ -188,16 +189,16 @@ def test_pkb_report_filters_and_splits_by_co_tenancy(tmp_path, capsys):
 
     assert main(["report", "shared", "--root", str(tmp_path), "--max-co-tenancy", "0"]) == 0
     out = capsys.readouterr().out
-    assert "2 with co-tenancy <= 0 (3 left out)" in out
+    assert "3 with co-tenancy <= 0 (2 timed beside more or unrecorded: left out" in out
     md = (tmp_path / "shared" / "co_tenancy_le0" / "leaderboard.md").read_text()
     assert "| a |" in md and "| b |" in md and "| c |" not in md
-    assert "node shared" not in md  # what is shown ran alone
 
     assert main(["report", "shared", "--root", str(tmp_path), "--split-co-tenancy"]) == 0
     out = capsys.readouterr().out
-    for level, n in ((0, 2), (1, 1), (3, 1), ("none", 1)):
+    for level, n in ((0, 3), (3, 2), ("none", 2)):  # b/p2, wrong, is in every part
         assert f"co-tenancy {level}: {n} cells" in out
         assert (tmp_path / "shared" / f"co_tenancy_{level}" / "leaderboard.md").exists()
+    assert not (tmp_path / "shared" / "co_tenancy_1").exists()
     assert main(["report", "shared", "--root", str(tmp_path)]) == 0
     md = (tmp_path / "shared" / "leaderboard.md").read_text()
     assert "node shared (GPU groups): alone (2 cells), beside 1 other evaluation (1 cells)" in md
