@@ -378,6 +378,18 @@ def is_sweep_key(key: str) -> bool:
     return key.startswith(SWEEP_KEY_PREFIXES)
 
 
+MADE_BEFORE_THE_KEY = {"eval.exclusive": "true"}
+"""Sweep-wide keys added after cells were recorded, with what those cells were made with:
+before GPU groups every node ran one evaluation at a time, which is eval.exclusive=true. A
+sweep made then resumes (or is compared) under that value, and is refused under another."""
+
+
+def identity_value(identity: dict[str, str], key: str) -> str | None:
+    """A cell's value of an identity key; for a key added later, what cells made before it
+    were made with; None where unknown."""
+    return identity.get(key, MADE_BEFORE_THE_KEY.get(key))
+
+
 def status_of(evaluation: EvalResult) -> CellStatus:
     if evaluation.correct:
         return CellStatus.CORRECT

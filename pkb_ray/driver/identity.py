@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
-from pkb_ray.records import HARNESS_KEY, SOURCE_KEY, CellResult
+from pkb_ray.records import HARNESS_KEY, SOURCE_KEY, CellResult, identity_value
 
 
 def _s(value: Any) -> str:
@@ -118,7 +118,7 @@ def settings_changes(records: list[CellResult], sweep: dict[str, str]) -> list[s
         lines.append(f"{legacy} cells were recorded before cells kept their settings "
                      "(identity); what they were made with is unknown")
     for key, now in sweep.items():
-        seen = Counter(r.identity.get(key, "(unset)") for r in records if r.identity)
+        seen = Counter(identity_value(r.identity, key) or "(unset)" for r in records if r.identity)
         other = {v: n for v, n in seen.items() if v != now}
         if other:
             was = ", ".join(f"{v} ({n} cells)" for v, n in sorted(other.items()))

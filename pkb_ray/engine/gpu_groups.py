@@ -141,10 +141,17 @@ class Lease:
     co_tenancy: int = 0
     """The most other evaluations holding GPUs of this node at any moment of this lease."""
     waited_s: float = 0.0
+    node_gpus: tuple[int, ...] = ()
+    """Every GPU of the node: what its hardware fingerprint and profile name (as before
+    groups), so a result's hardware does not depend on which group it ran on."""
 
     @property
     def cuda_visible_devices(self) -> str | None:
         return ",".join(str(g) for g in self.gpus) if self.gpus else None
+
+    @property
+    def node_cuda_visible_devices(self) -> str | None:
+        return ",".join(str(g) for g in self.node_gpus) if self.node_gpus else None
 
     @property
     def sharing(self) -> str:
@@ -196,7 +203,7 @@ class GpuGroups:
             group = best_group(sorted(self._free), n, self.topology) if self.gpus else ()
             self._free.difference_update(group)
             lease = Lease(group, self.topology.link(group), self.exclusive, co_tenancy=len(self._active),
-                          waited_s=time.monotonic() - t0)
+                          waited_s=time.monotonic() - t0, node_gpus=self.gpus)
             self._active.append(lease)
             for other in self._active:
                 other.co_tenancy = max(other.co_tenancy, len(self._active) - 1)

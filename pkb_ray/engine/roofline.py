@@ -41,10 +41,11 @@ def roofline_fraction(roof_ms: float | None, candidate_ms: float | None) -> floa
 
 
 def host_roofline_ms(counts: RooflineCounts | None, copy_gbps: float, cores: int) -> float | None:
-    """The least time for CPU ranks: max(memory bytes, exchanged bytes) of the busiest rank at
-    `cores` x one thread's measured copy rate (more than any rank can have; flops left out:
-    no CPU rate is measured). A lower bound, so an honest result is never below it."""
+    """The least time for CPU ranks: the busiest rank's memory traffic (its own reads plus
+    writes, or what it exchanges, the larger) at `cores` x one copy's traffic rate (a copy
+    reads and writes each byte: 2 x copy_gbps), more than any rank can have; flops left out
+    (no CPU rate is measured). A lower bound, so an honest result is never below it."""
     if counts is None or copy_gbps <= 0:
         return None
-    moved = max(counts.hbm_bytes_per_rank, counts.nvlink_bytes_per_rank)
-    return moved / (copy_gbps * 1e9 * max(1, cores)) * 1e3 if moved > 0 else None
+    traffic = max(counts.hbm_bytes_per_rank, counts.nvlink_bytes_per_rank)
+    return traffic / (2 * copy_gbps * 1e9 * max(1, cores)) * 1e3 if traffic > 0 else None

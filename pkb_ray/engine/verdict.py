@@ -153,12 +153,19 @@ def _physics_floor(result: EvalResult) -> None:
     # Both devices: on CPU the bound is the host's (engine/roofline.py host_roofline_ms).
     if not result.correct or not result.roofline_ms or not result.candidate_ms:
         return
-    result.roofline_fraction = result.roofline_ms / result.candidate_ms
-    if result.candidate_ms < PHYSICS_FLOOR * result.roofline_ms:
+    ms = result.candidate_ms
+    if result.device == "cpu" and result.timing is not None:
+        # On CPU a call's figure less the floor is mostly noise, and can be a sliver of a
+        # microsecond for honest code (CI saw an honest agent turn called implausible): the
+        # floor is checked against the whole time per call the judge saw, which no honest
+        # run can bring below what its bytes cost.
+        ms += result.timing.floor_ms / max(1, result.timing.calls_per_sample)
+    result.roofline_fraction = result.roofline_ms / ms
+    if ms < PHYSICS_FLOOR * result.roofline_ms:
         result.evidence = dict(result.evidence, roofline_ms=result.roofline_ms, candidate_ms=result.candidate_ms,
-                               roofline_fraction=result.roofline_fraction)
+                               timed_ms=ms, roofline_fraction=result.roofline_fraction)
         _fail(result, FailureClass.IMPLAUSIBLE,
-              f"implausible: correct outputs at {result.candidate_ms:.4g} ms, below the hardware's least "
+              f"implausible: correct outputs at {ms:.4g} ms, below the hardware's least "
               f"possible time of {result.roofline_ms:.4g} ms (roofline fraction {result.roofline_fraction:.3g}); "
               "a harness bug or a hack, kept for a person to look at")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from pkb_ray.records import CellResult, is_sweep_key
+from pkb_ray.records import CellResult, identity_value, is_sweep_key
 
 NOT_COMPARED = frozenset({"prompt_hash"})
 UNSET = "(unset)"
@@ -78,9 +78,10 @@ def settings_differences(sweeps: dict[str, list[CellResult]]) -> list[str]:
         for r in records:
             if not r.identity:
                 continue
-            # A sweep key a cell lacks (an older harness) differs from any value.
+            # A sweep key a cell lacks (an older harness) differs from any value, unless
+            # what such cells were made with is known (records.MADE_BEFORE_THE_KEY).
             for key in sweep_keys - r.identity.keys():
-                seen[key][()][name][UNSET] += 1
+                seen[key][()][name][identity_value(r.identity, key) or UNSET] += 1
             for key, value in r.identity.items():
                 scope = _scope(key, r)
                 if scope is not None:

@@ -170,7 +170,7 @@ def test_cpu_plausibility_floor():
     assert 0.1 < gbps < 1000, gbps  # a real measurement of this host, in GB/s
     counts = RooflineCounts(nvlink_bytes_per_rank=64e6, flops_per_rank=1e6, hbm_bytes_per_rank=128e6)
     floor = roofline.host_roofline_ms(counts, gbps, 2)
-    assert floor == pytest.approx(128e6 / (gbps * 1e9 * 2) * 1e3)
+    assert floor == pytest.approx(128e6 / (2 * gbps * 1e9 * 2) * 1e3)
     assert roofline.host_roofline_ms(None, gbps, 2) is None
 
     fast = EvalResult(correct=True, candidate_ms=0.5 * floor, roofline_ms=floor, device="cpu")
@@ -180,3 +180,11 @@ def test_cpu_plausibility_floor():
     honest = EvalResult(correct=True, candidate_ms=3 * floor, roofline_ms=floor, device="cpu")
     verdict._physics_floor(honest)
     assert honest.correct and honest.roofline_fraction == pytest.approx(1 / 3)
+    # A timed CPU result is judged on the whole time per call the judge saw: its figure less
+    # the floor can be a sliver for honest code (noise), the whole time cannot.
+    from pkb_ray.records import TimingEvidence
+
+    sliver = EvalResult(correct=True, candidate_ms=0.01 * floor, roofline_ms=floor, device="cpu",
+                        timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor))
+    verdict._physics_floor(sliver)
+    assert sliver.correct and sliver.roofline_fraction == pytest.approx(1 / 2.01)
