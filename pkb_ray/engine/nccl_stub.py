@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from pkb_ray.engine import sandbox
@@ -122,9 +123,27 @@ def _source(names: list[str], version: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+_built: dict[str, dict[str, str]] = {}
+_built_lock = threading.Lock()
+
+
 def build(cache_dir: str) -> dict[str, str]:
     """{real library path: stub path} to bind over, for this node (empty when there is no
-    NCCL to hide or no compiler to build the stub: the sandbox description says so)."""
+    NCCL to hide or no compiler to build the stub: the sandbox description says so).
+
+    Made once per process and kept while its stub exists (a run root removed at a node
+    actor's close takes it): reading every libnccl's symbols costs a read of each whole
+    library, which a node's GPU groups would otherwise do at once for every evaluation."""
+    with _built_lock:
+        kept = _built.get(cache_dir)
+        if kept is not None and all(Path(stub).exists() for stub in kept.values()):
+            return dict(kept)
+        made = _build(cache_dir)
+        _built[cache_dir] = made
+        return dict(made)
+
+
+def _build(cache_dir: str) -> dict[str, str]:
     libs = real_libraries()
     if not libs:
         return {}
