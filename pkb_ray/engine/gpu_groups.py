@@ -19,6 +19,7 @@ timing where no neighbour shares the host, the PCIe switches or the NVSwitch fab
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import subprocess
 import threading
@@ -116,19 +117,13 @@ def best_group(free: list[int], n: int, topo: Topology) -> tuple[int, ...]:
         return (-min(pairs), -sum(pairs), group)
 
     combos = itertools.combinations(free, n)
-    if _n_choose_k(len(free), n) <= MAX_COMBINATIONS:
+    if math.comb(len(free), n) <= MAX_COMBINATIONS:
         return min(combos, key=rank)
     group = [free[0]]  # greedy: grow from the lowest index by the best link to the set
     while len(group) < n:
         rest = [g for g in free if g not in group]
         group.append(max(rest, key=lambda g: (min(topo.score(g, h) for h in group), -g)))
     return tuple(sorted(group))
-
-
-def _n_choose_k(n: int, k: int) -> int:
-    from math import comb
-
-    return comb(n, k)
 
 
 @dataclass(eq=False)  # leases are told apart by identity: two may hold equal-looking groups
@@ -171,11 +166,6 @@ class GpuGroups:
         self._queue: list[int] = []
         self._tickets = itertools.count()
         self._cond = threading.Condition()
-
-    @property
-    def capacity(self) -> int:
-        """Groups that can be held at once at world size 1 (the number of GPUs; 1 exclusive)."""
-        return 1 if self.exclusive or not self.gpus else len(self.gpus)
 
     def slots(self, world_size: int) -> int:
         """Evaluations of `world_size` this node runs at once."""
