@@ -48,9 +48,14 @@ def _not_correct_and_fast(res) -> None:
     # which can read as NaN (CI saw nan once). Wrong either way, never correct.
     ("forges_done", {F.INCORRECT, F.NAN}, None, 0, None),
     ("forges_verdict", {F.RUNTIME_ERROR}, None, 0, None),
-    ("nests_frame", {F.RUNTIME_ERROR}, None, 0, None),
+    # These two forge a frame, then sleep 30 s. In 3 of 6 full-suite runs on the 2-core CI
+    # machine (never alone, never under synthetic load) one ran out its 6 s trial before its
+    # judge acted on the frame: cause not found yet (a blocked write was ruled out). A
+    # timeout is the candidate's failure too; what the hacks want, harness_error, still fails
+    # here, and test_a_frame_nested_deep_... below demands the depth refusal itself.
+    ("nests_frame", {F.RUNTIME_ERROR, F.TIMEOUT}, None, 0, None),
     ("shrinks_arena", {F.RUNTIME_ERROR}, None, 0, None),
-    ("forges_setup_failure", {F.RUNTIME_ERROR}, None, 0, None),
+    ("forges_setup_failure", {F.RUNTIME_ERROR, F.TIMEOUT}, None, 0, None),
     # collectives, however reached
     ("calls_all_reduce", {F.FORBIDDEN_API}, None, 0, None),
     ("swallows_forbidden", {F.FORBIDDEN_API}, None, 0, "swallows_exceptions"),
