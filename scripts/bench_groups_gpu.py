@@ -66,12 +66,9 @@ class Bench:
     def evaluate(self, pid: str, candidate: str, tag: str) -> dict:
         from pkb_ray.engine import evaluate
 
-        lease = self.groups.acquire(self.args.world_size)
         t0 = time.monotonic()
-        try:
+        with self.groups.lend(self.args.world_size) as lease:
             res = evaluate(self.request(pid, candidate, tag), lease=lease)
-        finally:
-            self.groups.release(lease)
         return {"problem": pid, "candidate": candidate, "correct": res.correct,
                 "failure": res.failure.value if res.failure else None, "message": res.message[:200],
                 "speedup": res.speedup, "ci": [res.speedup_ci_low, res.speedup_ci_high],

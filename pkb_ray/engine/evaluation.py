@@ -71,13 +71,12 @@ def evaluate(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFA
     t0 = time.monotonic()
     result = EvalResult(world_size=request.world_size, device=request.device, size=request.size,
                         harness_version=HARNESS_VERSION, trials=request.trials)
-    node_gpus = None
     if lease is not None:
-        cuda_visible_devices, node_gpus = lease.cuda_visible_devices, lease.node_cuda_visible_devices
+        cuda_visible_devices = lease.cuda_visible_devices
         result.gpus = cuda_visible_devices or ""
         result.gpu_link, result.sharing = lease.link, lease.sharing
     try:
-        _evaluate(request, _qualname(load_problem), build, cuda_visible_devices, result, lease, node_gpus)
+        _evaluate(request, _qualname(load_problem), build, cuda_visible_devices, result, lease)
     except Exception:  # noqa: BLE001 - the one place where everything is caught
         result.correct = False
         result.failure = FailureClass.HARNESS_ERROR
@@ -145,7 +144,7 @@ def shutdown() -> None:
 
 
 def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_visible_devices: str | None,
-              result: EvalResult, lease: Lease | None, node_gpus: str | None = None) -> None:
+              result: EvalResult, lease: Lease | None) -> None:
     if req.device not in ("cpu", "cuda"):
         raise ValueError(f"device must be cpu or cuda, got {req.device!r}")
     if req.world_size < 1:
@@ -182,7 +181,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
                              f"CUDA_VISIBLE_DEVICES={cvd!r} has {len(visible)}")
     # The node's hardware, whichever group of it runs this (the node actor's fingerprint, the
     # profile the hardware probe measured for the prompts).
-    node_cvd = node_gpus or cvd
+    node_cvd = (lease.node_cuda_visible_devices if lease is not None else None) or cvd
     fp = hardware.fingerprint(req.device, node_cvd)
     result.hardware_fingerprint = fp
     cache_dir = str(Path(req.cache_dir).expanduser())

@@ -18,6 +18,7 @@ timing where no neighbour shares the host, the PCIe switches or the NVSwitch fab
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import re
@@ -25,6 +26,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Iterator
 
 LINK_SCORES = {"NV": 100, "PIX": 50, "PXB": 40, "PHB": 30, "NODE": 20, "SYS": 10}
 """How good a link between two GPUs is, from `nvidia-smi topo -m`'s legend: NVLink (NV<k>,
@@ -203,6 +205,15 @@ class GpuGroups:
         if self.exclusive or not self.gpus:
             return not self._active
         return len(self._free) >= n
+
+    @contextlib.contextmanager
+    def lend(self, n: int, timeout_s: float | None = None) -> Iterator[Lease]:
+        """A group of n GPUs for the block (acquire, then release however it ends)."""
+        lease = self.acquire(n, timeout_s)
+        try:
+            yield lease
+        finally:
+            self.release(lease)
 
     def release(self, lease: Lease) -> None:
         with self._cond:

@@ -67,11 +67,8 @@ class _NodeEvaluator:
     def evaluate(self, request: EvalRequest, build: BuildResult | None = None) -> EvalResult:
         """Evaluate one candidate on a group of this node's GPUs (waiting for one); `build`
         (optional) is its prebuild result from a CPU worker."""
-        lease = self.groups.acquire(request.world_size)
-        try:
+        with self.groups.lend(request.world_size) as lease:
             result = evaluate(request, self.load_problem, build=build, lease=lease)
-        finally:
-            self.groups.release(lease)
         result.co_tenancy = lease.co_tenancy  # final: no other lease can raise it now
         return result
 
@@ -80,14 +77,11 @@ class _NodeEvaluator:
         this node's GPUs: a caller's tool (the tool agent's calls) evaluates through the
         group like any candidate and runs on its GPUs. The caller hands its tool in; the
         engine names no tool."""
-        lease = self.groups.acquire(world_size)
-        try:
+        with self.groups.lend(world_size) as lease:
             def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
                 return evaluate(req, self.load_problem, build=b, lease=lease)
 
             return tool(evaluate_here, lease.cuda_visible_devices, *args)
-        finally:
-            self.groups.release(lease)
 
     def close(self) -> None:
         """Stop the judges and every sandbox, and remove this node's run root (the sweep
