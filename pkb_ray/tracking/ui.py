@@ -6,7 +6,9 @@ server pulls in litellm, whose price-table fetch from GitHub retries inside an i
 (LITELLM_LOCAL_MODEL_COST_MAP=True), one worker and no GenAI job runner (MLflow starts 4
 workers and a job runner by default, each importing MLflow: on a 2-core machine that alone
 took 45-52 s to the first HTTP 200, against the 30 s a user or CI waits). It prints the URL
-of each sweep's runs table in the model-training view with the saved `pkb` view.
+of each sweep's runs table in the model-training view with the saved `pkb` view, reached
+through ui_app.OPEN_PATH (MLflow's assistant panel would otherwise cover the comparison on a
+browser's first visit; ui_app.py says why).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from pkb_ray.tracking.ui_app import RUNS_PAGE, UI_RUNS_PAGE
+
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
@@ -30,11 +34,24 @@ OFFLINE_ENV = {
 """What the MLflow server needs to start without network and without GenAI jobs."""
 
 
-def server_command(uri: str, host: str, port: int) -> list[str]:
+def app_registered() -> bool:
+    """Whether MLflow can find ui_app as its `pkb` app: only an installed pkb_ray (pip
+    install -e .) registers the entry point; a bare checkout on PYTHONPATH does not."""
+    from importlib.metadata import entry_points
+
+    from pkb_ray.tracking.ui_app import APP_NAME
+
+    return any(e.name == APP_NAME for e in entry_points(group="mlflow.app"))
+
+
+def server_command(uri: str, host: str, port: int, with_app: bool = True) -> list[str]:
     # Warnings only: the server printed a line per HTTP request and its start-up chatter
     # around the one line pkb ui prints for the user (the URL to open).
+    from pkb_ray.tracking.ui_app import APP_NAME
+
     return [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
             "--host", host, "--port", str(port), "--workers", "1",
+            *(["--app-name", APP_NAME] if with_app else []),
             "--uvicorn-opts", "--no-access-log --log-level warning"]
 
 
@@ -71,7 +88,7 @@ def experiments(base_url: str) -> list[dict]:
 
 def cell_run_count(base_url: str, experiment_id: str) -> int:
     """The sweep's cell runs (REST, paged): the count the journal holds, said beside the URL
-    because MLflow's table loads 100 runs at a time and says "100 matching runs" for 107."""
+    (MLflow's table says how many it has loaded: ui_app.RUNS_PAGE at a time)."""
     from pkb_ray.tracking.mlflow_tracker import KIND_TAG
 
     count, token = 0, None
@@ -93,9 +110,19 @@ def runs_url(base_url: str, experiment_id: str) -> str:
     """The experiment's runs table, in the model-training view, with the saved `pkb` view
     (cells flat, comparison columns; see mlflow_tracker.runs_view)."""
     from pkb_ray.tracking.mlflow_tracker import VIEW_KEY
+    from pkb_ray.tracking.ui_app import runs_fragment
 
-    return (f"{base_url}/#/experiments/{experiment_id}/runs"
-            f"?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}")
+    return base_url + runs_fragment(experiment_id, VIEW_KEY)
+
+
+def open_url(base_url: str, experiment_id: str, with_app: bool = True) -> str:
+    """What to open: ui_app's page on the server's origin, which goes on to runs_url with
+    the assistant panel out of the way (runs_url itself where the app is not served)."""
+    from pkb_ray.tracking.ui_app import OPEN_PATH
+
+    if not with_app:
+        return runs_url(base_url, experiment_id)
+    return f"{base_url}{OPEN_PATH}?experiment={experiment_id}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -118,7 +145,11 @@ def _run(args: argparse.Namespace) -> int:
     log_path = Path(tempfile.gettempdir()) / f"pkb-ui-{args.port}.log"
     log = open(log_path, "w", encoding="utf-8")
     # Its own process group, stopped as a whole below: the server's workers are its children.
-    proc = subprocess.Popen(server_command(args.uri, args.host, args.port), env=server_env(),
+    with_app = app_registered()
+    if not with_app:
+        print("pkb ui: pkb_ray is not installed (pip install -e .): MLflow's assistant panel may "
+              "cover the speedup columns on a first visit; close it once", file=sys.stderr)
+    proc = subprocess.Popen(server_command(args.uri, args.host, args.port, with_app), env=server_env(),
                             start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
     log.close()
     # SIGTERM (a supervisor, `kill`) must stop the server too, not only this process: the
@@ -141,13 +172,14 @@ def _run(args: argparse.Namespace) -> int:
         else:
             # MLflow's own home page is its GenAI overview, not the runs: open the newest
             # sweep's runs table in the pkb view (cells flat, the comparison columns first).
-            newest = runs_url(base, sweeps[0]["experiment_id"])
+            newest = open_url(base, sweeps[0]["experiment_id"], with_app)
             n = cell_run_count(base, sweeps[0]["experiment_id"])
-            more = "; MLflow loads 100 at a time: 'Load more' shows the rest" if n > 100 else ""
+            page = RUNS_PAGE if with_app else UI_RUNS_PAGE
+            more = f"; MLflow loads {page} at a time: 'Load more' shows the rest" if n > page else ""
             print(f"pkb ui: open {newest}  (the newest sweep, {sweeps[0]['name']!r}: {n} run{'s' if n != 1 else ''}, "
                   f"one per cell{more})", flush=True)
             for e in sweeps[1:]:
-                print(f"  sweep {e['name']}: {runs_url(base, e['experiment_id'])}", flush=True)
+                print(f"  sweep {e['name']}: {open_url(base, e['experiment_id'], with_app)}", flush=True)
             if args.browser and _has_display():
                 import webbrowser
 

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -27,10 +28,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+RUNS = 101
+"""One more than MLflow's table asks for at a time (ui_app.UI_RUNS_PAGE)."""
+
+
 def test_pkb_ui_serves_the_runs_page_offline(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     tracker = MlflowTracker(uri, "sw", tmp_path / "mlartifacts", {"device": "cpu"})
-    tracker.log_cell(make_result("a", "allreduce", 1))
+    for i in range(RUNS):
+        tracker.log_cell(make_result("a", "allreduce", i + 1))
     tracker.close()
     port = _free_port()
     offline = scrubbed_env(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
@@ -51,18 +57,35 @@ def test_pkb_ui_serves_the_runs_page_offline(tmp_path):
         assert any("MLflow UI at" in x for x in lines), "".join(lines)
         # The newest sweep's runs table is the page to open, named first.
         url = next(x for x in lines if "pkb ui: open " in x).split()[3]
-        assert "'sw': 1 run, one per cell" in lines[-1]  # the count of cells, as the journal has it
-        assert "workflowType=machine_learning" in url and "viewStateShareKey=pkb" in url
+        assert f"'sw': {RUNS} runs, one per cell)" in lines[-1]  # the journal's count, no "Load more"
         base = f"http://127.0.0.1:{port}"
+        assert url.startswith(base + "/pkb/open?experiment=")
+        exp_id = url.split("experiment=")[1]
+        # The page to open records the assistant panel as shown (ui_app.py says why) and goes
+        # on to the runs table in the model-training view with the saved pkb view.
+        with urllib.request.urlopen(url, timeout=10) as page:
+            html = page.read().decode()
+        assert "autoOpenedOnFirstLoad_v1" in html
+        assert (f'location.replace("/#/experiments/{exp_id}/runs?workflowType=machine_learning'
+                f'&viewStateShareKey=pkb")') in html
+        for bad in ("1%22);alert(1)//", "", "..%2Fx"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"{base}/pkb/open?experiment={bad}", timeout=10)
+            assert refused.value.code == 400
         with urllib.request.urlopen(base + "/", timeout=10) as page:  # the runs page (SPA)
             assert page.status == 200 and b"<html" in page.read().lower()
-        exp_id = url.split("/experiments/")[1].split("/")[0]
-        req = urllib.request.Request(base + "/ajax-api/2.0/mlflow/runs/search", method="POST",
-                                     data=json.dumps({"experiment_ids": [exp_id]}).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            names = {r["info"]["run_name"] for r in json.load(resp)["runs"]}
-        assert "a/allreduce/a1" in names
+
+        def search(max_results: int) -> set[str]:
+            req = urllib.request.Request(base + "/ajax-api/2.0/mlflow/runs/search", method="POST",
+                                         data=json.dumps({"experiment_ids": [exp_id], "max_results": max_results,
+                                                          "filter": "tags.`pkb.kind` = 'cell'"}).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return {r["info"]["run_name"] for r in json.load(resp)["runs"]}
+
+        # The UI's page of 100 comes back whole; any other page size is the client's own.
+        assert len(search(100)) == RUNS and "a/allreduce/a1" in search(100)
+        assert len(search(7)) == 7
         print(f"pkb ui: runs page up {up_s:.1f} s after start")
         assert up_s < START_LIMIT_S
     finally:
