@@ -410,7 +410,7 @@ class Sweep:
             print_leaderboard(report, title, self_check=all(source_for(m).times_itself for m in self.models),
                               report_args=f"{cfg.sweep.name}{root}")
         say(f"pkb: {self.progress.summary()}; leaderboard {report.markdown_path} (per problem: "
-            f"{report.problems_csv_path.name}, heatmap: {report.heatmap_path.name if report.heatmap_path else '-'})")
+            f"{report.problems_csv_path.name}, heatmap: {_pages(report.heatmap_pages)})")
         if not self.trackers:
             return
         summary = SweepSummary(summary_metrics(report.summaries), report.files(), report.curves or {},
@@ -421,3 +421,10 @@ class Sweep:
                 say(f"pkb: {err}")
         say(f"pkb: MLflow: pkb ui --uri {cfg.tracking.uri}  (experiment {cfg.sweep.name!r}; "
             f"or LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri {cfg.tracking.uri})")
+
+
+def _pages(paths: list[Path]) -> str:
+    """`heatmap.png`, or `heatmap.png .. heatmap_3.png (3 pages)`."""
+    if not paths:
+        return "-"
+    return paths[0].name if len(paths) == 1 else f"{paths[0].name} .. {paths[-1].name} ({len(paths)} pages)"

@@ -18,9 +18,14 @@ CLIP = 2.0  # log2: 1/4x .. 4x
 MAX_WIDTH_PX = 2000
 """A picture wider than a screen is scrolled or shrunk unreadable (one row of 107 problems
 was 7362 x 288 px, 2026-11-24): facets wrap instead."""
+MAX_HEIGHT_PX = 2000
+"""Likewise in height: 107 problems in one column of facets made a picture of 4000 px that a
+viewer shrinks to fit; past this the facets go on a further page (heatmap_2.png, ...)."""
 DPI = 120
 CELL_W_IN, CELL_H_IN, LABEL_W_IN = 0.55, 0.26, 2.4
 """A cell fits "0.98L" at fontsize 7; a label fits a 30-character problem id at fontsize 8."""
+FACET_PAD_IN, PAGE_PAD_IN = 0.9, 1.4
+"""A facet's title and tick labels; a page's title and colour bar."""
 
 
 def _layout(n_models: int, n_categories: int) -> tuple[int, float]:
@@ -31,36 +36,93 @@ def _layout(n_models: int, n_categories: int) -> tuple[int, float]:
     return max(1, min(n_categories, int((max_w_in - 0.8) // facet_w))), cell_w
 
 
-def plot_heatmap(results: list[CellResult], path: Path) -> Path | None:
+def _facets(by_category: dict[str, list], max_rows: int) -> list[tuple[str, list]]:
+    """(title, rows) per facet: a category longer than a page is split into parts."""
+    out = []
+    for category in sorted(by_category):
+        rows = by_category[category]
+        parts = [rows[i:i + max_rows] for i in range(0, len(rows), max_rows)]
+        for n, part in enumerate(parts, 1):
+            out.append((category if len(parts) == 1 else f"{category} ({n}/{len(parts)})", part))
+    return out
+
+
+def _pages(facets: list[tuple[str, list]], ncols: int, head_in: float) -> list[list[list[tuple[str, list]]]]:
+    """Facets in grid rows of `ncols`, grid rows in pages no taller than MAX_HEIGHT_PX."""
+    grid = [facets[i:i + ncols] for i in range(0, len(facets), ncols)]
+    budget = MAX_HEIGHT_PX / DPI - PAGE_PAD_IN
+    pages, page, used = [], [], 0.0
+    for row in grid:
+        h = _row_height(row, head_in)
+        if page and used + h > budget:
+            pages.append(page)
+            page, used = [], 0.0
+        page.append(row)
+        used += h
+    return pages + ([page] if page else [])
+
+
+def _row_height(row: list[tuple[str, list]], head_in: float) -> float:
+    return max(len(rows) for _, rows in row) * CELL_H_IN + FACET_PAD_IN + head_in
+
+
+def page_path(path: Path, n: int) -> Path:
+    """Page 1 is `path` itself (heatmap.png), page n `heatmap_<n>.png` beside it."""
+    return path if n == 1 else path.with_name(f"{path.stem}_{n}{path.suffix}")
+
+
+def plot_heatmap(results: list[CellResult], path: Path) -> list[Path]:
     """Problems as rows, models as columns, one facet per category (wrapped to stay within
-    MAX_WIDTH_PX); the colour scale is centred on 1.0x (TwoSlopeNorm on log2 speedup)."""
+    MAX_WIDTH_PX, paged to stay within MAX_HEIGHT_PX); the colour scale is centred on 1.0x
+    (TwoSlopeNorm on log2 speedup). Returns the pages written, none when there is nothing to
+    plot; pages of an earlier, longer report are removed."""
     import logging
 
     import matplotlib
 
     matplotlib.use("Agg")  # headless: never needs a display
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from matplotlib.colors import TwoSlopeNorm
 
+    for stale in path.parent.glob(f"{path.stem}_*{path.suffix}"):
+        if stale.stem[len(path.stem) + 1:].isdigit():
+            stale.unlink()
     table = problem_table(results)
     if not table.rows:
-        return None
+        return []
     models = table.columns
     by_category: dict[str, list] = {}
     for row in table.rows:
         by_category.setdefault(row[1] or "-", []).append(row)
-    categories = sorted(by_category)
-    ncols, cell_w = _layout(len(models), len(categories))
-    nrows = math.ceil(len(categories) / ncols)
-    grid_rows = [categories[r * ncols:(r + 1) * ncols] for r in range(nrows)]
-    heights = [max(len(by_category[c]) for c in row) * CELL_H_IN + 0.9 for row in grid_rows]
-    model_label_h = 0.12 * max(len(m) for m in models) if len(models) > 1 else 0.3
+    ncols, cell_w = _layout(len(models), len(by_category))
+    head_in = 0.12 * max(len(m) for m in models) if len(models) > 1 else 0.3
+    max_rows = max(1, int((MAX_HEIGHT_PX / DPI - PAGE_PAD_IN - FACET_PAD_IN - head_in) // CELL_H_IN))
+    facets = _facets(by_category, max_rows)
+    ncols = min(ncols, len(facets))
+    pages = _pages(facets, ncols, head_in)
     # At least 8 in (960 px): the title and the colour bar's legend fit on their lines.
     width = min(MAX_WIDTH_PX / DPI, max(8.0, ncols * (LABEL_W_IN + cell_w * len(models)) + 0.8))
-    fig = plt.figure(figsize=(width, sum(heights) + model_label_h * nrows + 1.4), layout="constrained")
-    subfigs = fig.subfigures(nrows, 1, height_ratios=heights, squeeze=False)[:, 0]
+    facts = sweep_facts(results)
+    written = []
+    for n, grid_rows in enumerate(pages, 1):
+        title = f"Speedup (reference time / candidate time), best correct attempt\n{facts.short()}"
+        if facts.on_cpu:
+            title += "\nCPU run: these times are not measurements of GPU speed"
+        if len(pages) > 1:
+            title += f"\npage {n} of {len(pages)} ({path.name} to {page_path(path, len(pages)).name})"
+        written.append(_draw_page(grid_rows, models, ncols, width, head_in, title, page_path(path, n)))
+    return written
+
+
+def _draw_page(grid_rows: list, models: list[str], ncols: int, width: float, head_in: float,
+               title: str, path: Path) -> Path:
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.colors import TwoSlopeNorm
+
+    heights = [_row_height(row, 0.0) for row in grid_rows]
+    fig = plt.figure(figsize=(width, sum(heights) + head_in * len(grid_rows) + PAGE_PAD_IN), layout="constrained")
+    subfigs = fig.subfigures(len(grid_rows), 1, height_ratios=heights, squeeze=False)[:, 0]
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#d9d9d9")
     norm = TwoSlopeNorm(vmin=-CLIP, vcenter=0.0, vmax=CLIP)  # 0 = log2(1.0x)
     image, last_axes = None, []
@@ -68,8 +130,7 @@ def plot_heatmap(results: list[CellResult], path: Path) -> Path | None:
         axes = last_axes = sub.subplots(1, ncols, squeeze=False)[0]
         for ax in axes[len(row):]:
             ax.axis("off")
-        for ax, category in zip(axes, row):
-            rows = by_category[category]
+        for ax, (facet_title, rows) in zip(axes, row):
             values = np.full((len(rows), len(models)), np.nan)
             for i, (_, _, cells) in enumerate(rows):
                 for j, model in enumerate(models):
@@ -87,14 +148,10 @@ def plot_heatmap(results: list[CellResult], path: Path) -> Path | None:
             ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
             ax.set_xticks(range(len(models)), models, rotation=45 if len(models) > 1 else 0,
                           ha="right" if len(models) > 1 else "center", fontsize=8)
-            ax.set_title(category, fontsize=9, loc="left")
-    facts = sweep_facts(results)
-    title = f"Speedup (reference time / candidate time), best correct attempt\n{facts.short()}"
-    if facts.on_cpu:
-        title += "\nCPU run: these times are not measurements of GPU speed"
+            ax.set_title(facet_title, fontsize=9, loc="left")
     fig.suptitle(title, fontsize=9)
     bar = subfigs[-1].colorbar(image, ax=list(last_axes), ticks=[-2, -1, 0, 1, 2], location="bottom", shrink=0.5,
-                       aspect=40)
+                               aspect=40)
     bar.ax.set_xticklabels(["1/4x", "1/2x", "1x", "2x", "4x"], fontsize=8)
     bar.set_label("grey: no correct attempt (failure class written); L: launch-bound time; "
                   "-: not covered", fontsize=7, color="#555555")

@@ -5,7 +5,7 @@ and a model x problem heatmap beside it; printed with rich."""
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pkb_ray.records import CellResult
@@ -40,15 +40,17 @@ class Report:
     """Agent mode's curves over turns."""
     problems_csv_path: Path | None = None
     heatmap_path: Path | None = None
+    """The heatmap's first page (heatmap.png); heatmap_pages has every page."""
     facts: SweepFacts | None = None
     problems: ProblemTable | None = None
     step_plot_path: Path | None = None
     """Tools mode's curves over tool calls."""
+    heatmap_pages: list[Path] = field(default_factory=list)
 
     def files(self) -> list[Path]:
         return [p for p in (self.markdown_path, self.csv_path, self.problems_csv_path,
-                            self.plot_path, self.heatmap_path, self.turn_plot_path,
-                            self.step_plot_path) if p]
+                            self.plot_path, *(self.heatmap_pages or [self.heatmap_path]),
+                            self.turn_plot_path, self.step_plot_path) if p]
 
 
 def _fmt(value: object) -> str:
@@ -182,12 +184,12 @@ def build_report(results: list[CellResult], out_dir: Path, title: str = "Leaderb
     problems_csv = out_dir / "leaderboard_problems.csv"
     write_problems_csv(table, problems_csv)
     plot = plot_fast_p(results, out_dir / "fast_p.png")
-    heatmap = plot_heatmap(results, out_dir / "heatmap.png")
+    heatmaps = plot_heatmap(results, out_dir / "heatmap.png")
     zeroshot = {s.model: s.pass_at_1 for s in summaries if s.mode == "zeroshot"}
     turn_plot = plot_step_curves(curves, "agent", out_dir / "pass_at_turn.png", zeroshot, facts.short())
     step_plot = plot_step_curves(curves, "tools", out_dir / "pass_at_step.png", zeroshot, facts.short())
-    return Report(summaries, md, csv_path, plot, curves, turn_plot, problems_csv, heatmap,
-                  facts, table, step_plot)
+    return Report(summaries, md, csv_path, plot, curves, turn_plot, problems_csv,
+                  heatmaps[0] if heatmaps else None, facts, table, step_plot, heatmaps)
 
 
 def _display_row(s: ModelSummary) -> dict[str, str]:
