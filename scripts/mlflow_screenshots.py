@@ -30,7 +30,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from pkb_ray.tracking.ui import experiments, runs_url, server_command, server_env, wait_until_up
+from pkb_ray.tracking.ui import app_registered, experiments, open_url, server_command, server_env, wait_until_up
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -129,6 +129,7 @@ def main() -> int:
                     help="rewrite artifact paths (the store is always used on a copy)")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--port", type=int, default=5077)
+    ap.add_argument("--window", default=WINDOW, help=f"the runs table's window, W,H px (default {WINDOW})")
     ap.add_argument("--rebuild", metavar="EXPERIMENT",
                     help="the store came back without its artifacts: rebuild the report files from its "
                          "cell runs first (scripts/mlflow_rebuild_artifacts.py) and show those")
@@ -150,7 +151,8 @@ def main() -> int:
         artifact_dir = "rebuilt/"
     args.out.mkdir(parents=True, exist_ok=True)
     base = f"http://127.0.0.1:{args.port}"
-    server = subprocess.Popen(server_command(f"sqlite:///{db.resolve()}", "127.0.0.1", args.port),
+    with_app = app_registered()  # the page `pkb ui` opens (a fresh browser profile: a first visit)
+    server = subprocess.Popen(server_command(f"sqlite:///{db.resolve()}", "127.0.0.1", args.port, with_app),
                               env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         print(f"MLflow UI up in {wait_until_up(base, 180, server):.1f} s")
@@ -158,7 +160,7 @@ def main() -> int:
             if exp["name"] == "Default":
                 continue
             name, eid = exp["name"], exp["experiment_id"]
-            screenshot(runs_url(base, eid), args.out / f"{name}_runs.png")
+            screenshot(open_url(base, eid, with_app), args.out / f"{name}_runs.png", window=args.window)
             run_id = parent_run(base, eid)
             if run_id:
                 for artifact, suffix in (("heatmap.png", "heatmap"), ("leaderboard_problems.csv", "problems")):
