@@ -13,16 +13,24 @@ the GPU device files, and a network namespace of its own (loopback only). It doe
 the caches, kernels_cache/, sweeps/, the tracking store, the checkout or any home directory.
 Measured on the H200 nodes (docs/design.md): CUDA and 2-rank symmetric memory work inside, also
 as an unprivileged user with --unshare-user.
+
+What a sandbox may write is bounded where the evaluator runs as root: its working directory
+(the worker's /tmp) is a tmpfs of TMP_QUOTA_BYTES mounted on the host, and under bubblewrap its
+/dev/shm is one of the same size. A write past it fails (ENOSPC) in the candidate's process;
+removing the sandbox is one lazy unmount, whatever tree it left. Without root there is no
+quota, and every result's `sandbox` field says so.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import functools
 import glob
 import hashlib
 import os
 import pwd
+import re
 import shutil
 import signal
 import stat
@@ -60,11 +68,85 @@ class SandboxPlan:
     user: str = ""
     note: str = ""
     """What is missing for a stronger kind (empty for bwrap+uid)."""
+    tmp_quota: int = 0
+    """Bytes a sandbox may write in its /tmp (and, under bubblewrap, its /dev/shm); 0: no quota."""
 
     @property
     def description(self) -> str:
         name = f"{self.kind}({self.user})" if self.uid is not None else self.kind
-        return f"{name}: {self.note}" if self.note else name
+        text = f"{name}: {self.note}" if self.note else name
+        if not self.tmp_quota:
+            return text + "; writes: no quota (mounting a tmpfs needs root)"
+        where = "/tmp and /dev/shm" if self.kind.startswith("bwrap") else "/tmp (/dev/shm is the host's)"
+        return text + f"; writes: {where} {self.tmp_quota >> 20} MiB each"
+
+
+TMP_QUOTA_BYTES = 2 << 30
+"""A sandbox's /tmp (and /dev/shm): the size of a tree the harness copies out of one
+(MAX_TREE_BYTES; a CUDA extension's build is tens of MB). tmpfs takes memory only for what is
+written. `PKB_SANDBOX_TMP_QUOTA_MB` sets another size (tests use a small one)."""
+
+_MS_NOSUID, _MS_NODEV, _MNT_DETACH = 2, 4, 2
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount_tmpfs(path: str, size: int) -> int:
+    """Mount a tmpfs of `size` bytes on `path` (mode 0700); 0, or the errno."""
+    opts = f"size={size},mode=0700".encode()
+    rc = _libc().mount(b"pkb_sandbox", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts)
+    return 0 if rc == 0 else ctypes.get_errno()
+
+
+def _mounts_under(path: str) -> list[str]:
+    """Mount points at or under `path` in this mount namespace, deepest first."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4:
+            # mountinfo writes space, tab, newline and backslash as \ooo
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            if point == path or point.startswith(path.rstrip("/") + "/"):
+                found.append(point)
+    return sorted(found, key=len, reverse=True)
+
+
+def _detach_mounts(path: str) -> None:
+    """Lazily unmount every mount at or under `path` (a sandbox's tmpfs): its contents go
+    with it, however deep or unreadable, and nothing of it is left to walk."""
+    libc = None
+    for point in _mounts_under(os.path.realpath(path)):
+        libc = libc or _libc()
+        libc.umount2(point.encode(), _MNT_DETACH)
+
+
+def _tmp_quota() -> int:
+    """The quota this machine can give (root mounting a tmpfs), else 0."""
+    size = TMP_QUOTA_BYTES
+    env = os.environ.get("PKB_SANDBOX_TMP_QUOTA_MB", "")
+    if env:
+        try:
+            size = int(env) << 20
+        except ValueError:
+            raise SandboxError(f"PKB_SANDBOX_TMP_QUOTA_MB must be a whole number of MiB, got {env!r}") from None
+        if size <= 0:
+            raise SandboxError(f"PKB_SANDBOX_TMP_QUOTA_MB must be positive, got {env!r}")
+    if os.geteuid() != 0:
+        return 0
+    probe = tempfile.mkdtemp(prefix="pkb_quota_probe_", dir=run_root())
+    try:
+        if _mount_tmpfs(probe, 1 << 20):
+            return 0
+        _detach_mounts(probe)
+        return size
+    finally:
+        remove_tree(probe)
 
 
 def _find_bwrap(path: str | None) -> str | None:
@@ -87,6 +169,8 @@ def _probe(plan: "SandboxPlan") -> str:
     lines of what it said). Runs the real thing: the binds and the user of a worker."""
     workdir = tempfile.mkdtemp(prefix="pkb_probe_", dir=run_root())
     try:
+        if plan.tmp_quota and _mount_tmpfs(workdir, 16 << 20):
+            return "cannot mount a tmpfs for /tmp"
         os.chmod(workdir, 0o700)
         if plan.uid is not None:
             os.chown(workdir, plan.uid, plan.gid or plan.uid)
@@ -117,27 +201,28 @@ def plan_sandbox(mode: str = "auto", user: str = DEFAULT_USER, bwrap_path: str |
         notes.append(f"no user {user}" + ("" if os.geteuid() == 0 else " (needs root to switch)")
                      + " (scripts/install.sh makes it when run as root)")
     why_bwrap = "no bwrap on PATH (install bubblewrap)" if bwrap is None else ""
+    quota = _tmp_quota()
     if bwrap and ids and mode in ("auto", "bwrap+uid"):
-        plan = SandboxPlan("bwrap+uid", bwrap, ids[0], ids[1], user)
+        plan = SandboxPlan("bwrap+uid", bwrap, ids[0], ids[1], user, tmp_quota=quota)
         err = _probe(plan)
         if not err:
             return plan
         notes.append(f"bwrap as {user} fails: {err}")
     if bwrap and mode in ("auto", "bwrap"):
-        err = _probe(SandboxPlan("bwrap", bwrap))
+        err = _probe(SandboxPlan("bwrap", bwrap, tmp_quota=quota))
         if not err:
-            return SandboxPlan("bwrap", bwrap, note="; ".join(notes))
+            return SandboxPlan("bwrap", bwrap, note="; ".join(notes), tmp_quota=quota)
         why_bwrap = f"bwrap fails here: {err}"
     if why_bwrap:
         notes.append(why_bwrap)
     if ids and mode in ("auto", "uid"):
-        plan = SandboxPlan("uid", None, ids[0], ids[1], user)
+        plan = SandboxPlan("uid", None, ids[0], ids[1], user, tmp_quota=quota)
         err = _probe(plan)
         if not err:
-            return SandboxPlan("uid", None, ids[0], ids[1], user, note="; ".join(notes))
+            return SandboxPlan("uid", None, ids[0], ids[1], user, note="; ".join(notes), tmp_quota=quota)
         notes.append(f"running as {user} fails: {err}")
     if mode in ("auto", "none"):
-        return SandboxPlan("none", note="; ".join(notes) or "asked for")
+        return SandboxPlan("none", note="; ".join(notes) or "asked for", tmp_quota=quota)
     raise SandboxError(f"sandbox {mode!r} is not available here: {'; '.join(notes)}")
 
 
@@ -222,8 +307,10 @@ def _bwrap_args(plan: SandboxPlan, workdir: str, device_nodes: list[str], ro_pat
     args += ["--ro-bind", os.path.join(package_copy(), "pkb_ray"), f"{PKG_MOUNT}/pkb_ray"]
     for dst, src in sorted(binds.items()):  # after the trees they lie in: they cover a file
         args += ["--ro-bind", src, dst]
-    args += ["--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc",
-             "--ro-bind-try", "/sys", "/sys"]
+    args += ["--dev", "/dev"]
+    if plan.tmp_quota:
+        args += ["--size", str(plan.tmp_quota)]
+    args += ["--tmpfs", "/dev/shm", "--proc", "/proc", "--ro-bind-try", "/sys", "/sys"]
     for node in device_nodes:
         args += ["--dev-bind", node, node]
     args += ["--chdir", "/tmp"]
@@ -386,6 +473,7 @@ def remove_tree(path: str) -> None:
     if not stat.S_ISDIR(st.st_mode):
         os.unlink(path)
         return
+    _detach_mounts(path)
     quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     try:
         subprocess.run(["chmod", "-R", "u+rwX", "--", path], check=False, **quiet)
@@ -645,6 +733,11 @@ def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fd
     node's in place of another (the NCCL stub over libnccl); without bubblewrap they are
     preloaded instead (LD_PRELOAD: weaker, a path dlopen still works)."""
     workdir = tempfile.mkdtemp(prefix="pkb_sbx_", dir=run_root())
+    if plan.tmp_quota:
+        err = _mount_tmpfs(workdir, plan.tmp_quota)
+        if err:
+            remove_tree(workdir)
+            raise SandboxError(f"cannot mount the sandbox's /tmp quota on {workdir}: {os.strerror(err)}")
     os.chmod(workdir, 0o700)
     for name, text in (pre_files or {}).items():
         Path(workdir, name).write_text(text)

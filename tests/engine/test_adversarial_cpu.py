@@ -221,12 +221,16 @@ def test_no_guard_lets_the_reference_itself_run(run_eval):
     assert "guard_off" in res.flags and res.candidate_ms is None
 
 
-def _leftover_markers() -> list[str]:
+def _leftovers(pattern: str) -> list[str]:
     import glob
     import tempfile
 
     base = tempfile.gettempdir()
-    return glob.glob(f"{base}/pkb_sbx_*/pkb_deep_marker") + glob.glob(f"{base}/pkb_run_*/pkb_sbx_*/pkb_deep_marker")
+    return glob.glob(f"{base}/pkb_sbx_*/{pattern}") + glob.glob(f"{base}/pkb_run_*/pkb_sbx_*/{pattern}")
+
+
+def _leftover_markers() -> list[str]:
+    return _leftovers("pkb_deep_marker")
 
 
 def test_a_deep_unreadable_tree_is_removed_with_its_sandbox(run_eval):
@@ -240,6 +244,31 @@ def test_a_deep_unreadable_tree_is_removed_with_its_sandbox(run_eval):
     while _leftover_markers() and time.monotonic() < end:
         time.sleep(0.2)
     assert not _leftover_markers()
+
+
+def test_a_candidate_that_fills_its_disk_meets_the_quota(run_eval):
+    """Writes until the disk is full: the sandbox's /tmp is a tmpfs with a quota (where the
+    evaluator is root), so the write fails in the candidate, the judge goes on, and nothing
+    of it is left on the host."""
+    from pkb_ray.engine.sandbox import plan_sandbox
+
+    if not plan_sandbox("auto").tmp_quota:
+        pytest.skip("no quota here: mounting a tmpfs needs root (the result's sandbox field says so)")
+    res = run_eval(ADVERSARIAL / "fills_disk.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    assert "No space left on device" in res.message + res.log, res.log[-2000:]
+    assert "writes: /tmp" in res.sandbox and "MiB each" in res.sandbox, res.sandbox
+    end = time.monotonic() + 30  # removed in the background after the verdict
+    while _leftovers("pkb_fill_marker_rank*") and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not _leftovers("pkb_fill_marker_rank*")
+    assert not glob_host_shm(), "a marker is left in the host's /dev/shm"
+
+
+def glob_host_shm() -> list[str]:
+    import glob
+
+    return glob.glob("/dev/shm/pkb_fill_marker_rank*")
 
 
 def test_data_through_the_store_is_flagged(run_eval):
