@@ -110,14 +110,19 @@ def _first_line(message: str) -> str:
     return next((line for line in message.splitlines() if line.strip()), message)
 
 
+SANDBOX_FACTS = ("; writes: ", "; network: ", "; nccl: ")
+
+
 def sandbox_line(description: str) -> str:
     """`kind: what was missing for a stronger kind` as one calm line: the kind chosen, and
     why not stronger in brackets (it read like an error: "bwrap as pkb-sandbox fails: ...
     Permission denied", though the weaker kind was expected and fine)."""
-    main, sep, nccl = description.partition("; nccl: ")
-    kind, _, why = main.partition(": ")
+    # What follows the kind and its note: facts of every kind (SandboxPlan.description,
+    # evaluation._describe_sandbox).
+    cut = min((description.find(k) for k in SANDBOX_FACTS if k in description), default=len(description))
+    kind, _, why = description[:cut].partition(": ")
     line = kind if not why else f"{kind} (the strongest available here; not stronger because: {why})"
-    return line + (f"; nccl: {nccl}" if sep else "")
+    return line + description[cut:]
 
 
 def distinct_log(log: str) -> str:

@@ -78,6 +78,13 @@ def test_sandbox_line_is_calm_and_log_parts_once():
     assert line.startswith("bwrap (the strongest available here; not stronger because: bwrap as pkb-sandbox")
     assert line.endswith("; nccl: replaced by a refusing stub")
     assert sandbox_line("bwrap+uid(pkb-sandbox)") == "bwrap+uid(pkb-sandbox)"
+    # No note: the facts after the kind are not taken for one.
+    full = ("bwrap+uid(pkb-sandbox); writes: /tmp and /dev/shm 2048 MiB each; network: no AF_INET/AF_INET6 "
+            "socket, no io_uring (seccomp); nccl: replaced by a refusing stub")
+    assert sandbox_line(full) == full
+    noted = sandbox_line("bwrap: no user x; bwrap as x fails: denied; writes: no quota (mounting a tmpfs needs root)")
+    assert noted == ("bwrap (the strongest available here; not stronger because: no user x; bwrap as x fails: "
+                     "denied); writes: no quota (mounting a tmpfs needs root)")
     log = "Trace A rank1\n==== rank0.log ====\nTrace A rank0\n==== rank1.log ====\nTrace B\n"
     assert distinct_log(log) == ("Trace A rank1\n==== rank0.log ==== (the same as above)\n"
                                  "==== rank1.log ====\nTrace B")
