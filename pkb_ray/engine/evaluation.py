@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pkb_ray.engine import hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check, verdict
+from pkb_ray.engine import cpu_pins, hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check, verdict
 from pkb_ray.engine.gpu_groups import Lease
 from pkb_ray.engine.judge.control import JudgeJob
 from pkb_ray.engine.node import JudgeNode, NodeSpec
@@ -102,7 +102,19 @@ store cannot be closed (symmetric memory needs it), so its use is flagged (READM
 limits): expected on CPU, where it is the stand-in for symmetric memory."""
 
 
-def node_for(req: EvalRequest, cvd: str | None) -> JudgeNode:
+def _cores(req: EvalRequest, cvd: str | None, node_cvd: str | None) -> tuple[cpu_pins.RankCores, ...]:
+    """cuda: the cores of each rank's judge and workers (engine/cpu_pins.py says why); ()
+    on cpu, where ranks use every core, and where GPUs are not named by index."""
+    if req.device != "cuda":
+        return ()
+    names = [d.strip() for d in cvd.split(",") if d.strip()] if cvd else [str(r) for r in range(req.world_size)]
+    node = [d.strip() for d in node_cvd.split(",") if d.strip()] if node_cvd else names
+    if not all(n.isdigit() for n in names + node):
+        return ()
+    return cpu_pins.plan([int(n) for n in names[:req.world_size]], len(node))
+
+
+def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores, ...] = ()) -> JudgeNode:
     """The judges for this kind of evaluation on these GPUs, started once and kept. Each GPU
     group has its own; a node for other settings, or for GPUs that overlap these, is stopped
     first (it cannot be in use: GpuGroups lends no GPU twice)."""
@@ -113,7 +125,7 @@ def node_for(req: EvalRequest, cvd: str | None) -> JudgeNode:
     stub = tuple(sorted(nccl_stub.build(req.cache_dir).items()))
     spec = NodeSpec(device=req.device, world_size=req.world_size, cuda_visible_devices=cvd, plan=plan,
                     torch_cuda_arch_list=req.torch_cuda_arch_list, cache_dirs=cache_dirs,
-                    gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub)
+                    gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub, cores=cores)
     with _nodes_lock:
         key = dataclasses.astuple(spec)
         node = _nodes.get(key)
@@ -193,7 +205,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     else:
         result.roofline_ms = roofline.host_roofline_ms(counts, hardware.host_copy_gbps(), os.cpu_count() or 1)
 
-    node = node_for(req, cvd)
+    node = node_for(req, cvd, _cores(req, cvd, node_cvd))
     result.sandbox = _describe_sandbox(node.spec, req)
     transport = req.transport if req.transport != "auto" else ("cuda" if req.device == "cuda" else "host")
     job = JudgeJob(problem_id=req.problem_id, problems_source=source, loader=loader,

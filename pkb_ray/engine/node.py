@@ -25,7 +25,7 @@ import uuid
 import dataclasses
 from dataclasses import dataclass, field
 
-from pkb_ray.engine import nccl_stub, sandbox, spawn
+from pkb_ray.engine import cpu_pins, nccl_stub, sandbox, spawn
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.gate import GatePage
@@ -53,6 +53,9 @@ class NodeSpec:
     group_timeout_s: float = 600.0
     nccl_stub: tuple[tuple[str, str], ...] = ()
     """(real libnccl path, stub path) pairs: what a guarded sandbox sees instead of NCCL."""
+    cores: tuple[cpu_pins.RankCores, ...] = ()
+    """Per rank, the cores of its judge and of its rank in each worker (cpu_pins.py); () for
+    none."""
 
 
 @dataclass
@@ -112,7 +115,8 @@ class JudgeNode:
             start = spawn.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
                                      control_fd=theirs.fileno(), gate_fd=self.ref_page_fd,
                                      gate_timeout_us=self.spec.gate_timeout_us,
-                                     group_timeout_s=self.spec.group_timeout_s)
+                                     group_timeout_s=self.spec.group_timeout_s,
+                                     core=self.spec.cores[r].judge if self.spec.cores else -1)
             # A judge outlives no evaluator; off a main thread (where PR_SET_PDEATHSIG would
             # follow the thread) a judge sees its control channel close and exits.
             popen = spawn.start_trusted(
@@ -151,12 +155,13 @@ class JudgeNode:
         self.spares = {}
 
     # ------------------------------------------------------------------ sandboxes
-    def _new_sandbox(self, guard: bool) -> _Sandbox:
+    def _new_sandbox(self, role: str, guard: bool) -> _Sandbox:
         spec = self.spec
         pairs = [socket.socketpair() for _ in range(spec.world_size)]
         fds = [b.fileno() for _, b in pairs]
         # The ranks set up their device and group as soon as they exist (engine/worker/rank.py).
-        start = spawn.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds)
+        start = spawn.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
+                                  cores=[c.workers for c in spec.cores], yields=role != "reference")
         env = spawn.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
                               torch_cuda_arch_list=spec.torch_cuda_arch_list)
         box = spawn.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
@@ -178,7 +183,7 @@ class JudgeNode:
             return spare
         if spare is not None:
             self._discard(spare)
-        return self._new_sandbox(guard)
+        return self._new_sandbox(role, guard)
 
     def prewarm(self, guard: bool = True, timed: bool = True) -> None:
         """Start the next evaluation's sandboxes now (their imports overlap whatever comes
@@ -186,7 +191,7 @@ class JudgeNode:
         wanted = {"candidate": guard, **({"reference": False} if timed else {})}
         for role, g in wanted.items():
             if role not in self.spares:
-                self.spares[role] = self._new_sandbox(g)
+                self.spares[role] = self._new_sandbox(role, g)
 
     # ------------------------------------------------------------------ one evaluation
     def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:

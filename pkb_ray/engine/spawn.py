@@ -58,6 +58,8 @@ class JudgeStart(m.Message):
     """The judges' own launch-gate page (the reference is timed behind it)."""
     gate_timeout_us: int
     group_timeout_s: float
+    core: int = -1
+    """The core this judge runs on (engine/cpu_pins.py); -1: the scheduler's choice."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,10 @@ class WorkerStart(m.Message):
     trusted reference worker)."""
     channel_fds: list[int]
     """Rank r's end of its channel to judge r."""
+    cores: list[int] = field(default_factory=list)
+    """Rank r's core (engine/cpu_pins.py), pinned before the candidate exists; empty: none."""
+    yields: bool = False
+    """The candidate's worker: its pinned ranks run at SCHED_IDLE (cpu_pins.py says why)."""
 
 
 @dataclass(frozen=True)

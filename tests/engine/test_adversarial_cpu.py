@@ -271,6 +271,14 @@ def glob_host_shm() -> list[str]:
     return glob.glob("/dev/shm/pkb_fill_marker_rank*")
 
 
+def test_a_rank_can_change_neither_its_core_nor_its_scheduling_class(run_eval):
+    """Pinned and yielding on GPUs (engine/cpu_pins.py), a guarded rank cannot undo either:
+    the filter refuses sched_setscheduler and sched_setaffinity (here on CPU, as there)."""
+    res = run_eval(ADVERSARIAL / "moves_core.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    assert "PermissionError" in res.message and "sched_setscheduler was allowed" not in res.log, res.log[-1500:]
+
+
 def test_data_through_the_store_is_flagged(run_eval):
     """The store stays open (symmetric memory needs it; on CPU it is the stand-in): a
     candidate that moves data through it is flagged store_channel, one that does not is not."""

@@ -32,6 +32,10 @@ def main() -> int:
     from pkb_ray.engine.wire import frames, messages as m
 
     rank, world, device = start.rank, start.world_size, start.device
+    if start.core >= 0:
+        from pkb_ray.engine.cpu_pins import pin_process
+
+        pin_process(start.core)
     if device == "cuda":
         torch.cuda.set_device(rank)
         device = f"cuda:{rank}"

@@ -10,6 +10,9 @@ seccomp filter cannot be removed by the process it filters, nor by its children,
 holds in every sandbox kind (bwrap's network namespace has a loopback, uid and none modes
 have the host's network).
 
+The same filter refuses sched_setaffinity, sched_setscheduler and sched_setattr
+(engine/cpu_pins.py says why).
+
 What stays allowed: Unix sockets (the judge's channel; symmetric memory passes its CUDA
 handles over AF_UNIX), files, and everything else. io_uring is refused because it can
 open sockets without the socket() system call.
@@ -30,7 +33,11 @@ _ACT_ERRNO = 0x00050000
 _CMP_EQ = 4
 _FLTATR_CTL_TSYNC = 4
 REFUSED_FAMILIES = (socket.AF_INET, socket.AF_INET6)
-REFUSED_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register")
+REFUSED_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register",
+                 # Not network, but the same filter: a guarded rank stays on the core it was
+                 # pinned to, yielding it (engine/cpu_pins.py), so that a spinning thread of
+                 # its own cannot slow the judge or the reference's half.
+                 "sched_setaffinity", "sched_setscheduler", "sched_setattr")
 
 
 class NoNetworkUnavailable(RuntimeError):

@@ -17,6 +17,7 @@ import socket
 import sys
 
 from pkb_ray.engine.spawn import WorkerStart, payload
+from pkb_ray.engine import cpu_pins
 from pkb_ray.engine.worker import file_limit, reap
 
 SETUP_TIMEOUT_S = 600.0
@@ -32,6 +33,10 @@ def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
     from pkb_ray.engine.worker.rank import Rank
 
     worker = Rank(socket.socket(fileno=fds[r]), workdir)
+    if start.cores:
+        # Before setup: the threads CUDA and the process group start inherit it, and a
+        # guarded rank's filter refuses sched_setaffinity from then on.
+        cpu_pins.pin_process(start.cores[r], yields=start.yields)
     worker.setup(r, start.world_size, start.device, start.guard, SETUP_TIMEOUT_S)
     worker.serve()
     return 0

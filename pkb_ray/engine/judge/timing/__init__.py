@@ -12,7 +12,9 @@ the request) to the arrival of the worker's whole answer, less the floor: what t
 batch of do-nothing calls costs on that path. On cuda the floor is the median of empty runs
 on the reference worker through the phase (it runs no candidate code); on cpu, and until
 there are five, a calibration on both workers before any code but the harness's exists in
-them. Samples alternate which half goes first (E R C | C R E with the empty run E). A worker's own clock is reported beside
+them. Samples alternate which half goes first, each first half right after an empty run on its
+own worker (E R C | W C R: the reference worker's empty run E sets the floor, the candidate's
+W is only a warm-up; sampling.Interleaved.one says why). A worker's own clock is reported beside
 and kept as evidence: it flags a lie and never sets a figure.
 
 Why this one, against what we measured before (docs/design.md, benchmarks/results/):

@@ -144,12 +144,13 @@ class Interleaved:
             raise Stop()
         return [r[1] for r in rows]
 
-    def empty_half(self, k: int) -> HalfRow:
-        """k do-nothing calls on the reference worker, timed like a half: what the harness
+    def empty_half(self, k: int, side: WorkerSide | None = None) -> HalfRow:
+        """k do-nothing calls, timed like a half: on the reference worker, what the harness
         costs around k calls (messages, gate, synchronize, delivering the outputs), measured
         through the whole phase. The reference worker runs no candidate code, so nothing the
-        candidate does can move it."""
-        s, side = self.s, self.ref_side
+        candidate does can move it. On the candidate's worker (`side`) the same run is only a
+        warm-up: its time is never used."""
+        s, side = self.s, side or self.ref_side
         assert side.layout is not None
         side.layout.reset()
         calls = [s.call(side, s.trial_args[0], s.trial_expected[0])[2] for _ in range(k)]
@@ -173,20 +174,27 @@ class Interleaved:
         if check is not None:
             self.shapes_from[check[0]] = check[1]
         # A worker that ran just before its half starts it warm (the GPU already on its
-        # context, its thread awake). Alternating the order gives each worker that start in
-        # one sample of two; the empty run (on the reference worker) goes first in even
-        # samples and last in odd ones so that it stays so: E R C | C R E | E R C ... With it
-        # always after the pair, the reference started warm twice as often and references
-        # timed against themselves read 0.91-0.99 (H100, 2026-11-25).
+        # context, its thread awake), and the half that opens a sample starts after the
+        # judges made its inputs (the GPU idle meanwhile). Each half must meet each start
+        # equally often. The first half of a sample goes right after an empty run on its own
+        # worker, the second right after the other worker: E R C | W C R | E R C ..., the
+        # empty run E (on the reference worker: the floor) and the warm-up W (on the
+        # candidate's, never timed) taking the start after the gap.
+        # Before: with E always after the pair the reference started warm twice as often
+        # (references timed against themselves read 0.91-0.99, H100, 2026-11-25); with
+        # E R C | C R E the candidate's half was the one to start after the gap in every odd
+        # sample, the reference's never (0.95-0.98 on long calls: allgather_kv_attention,
+        # ddp_mlp_adam_step, allgather_gemm_k_sharded, blocked_fp8_*).
         e = None
         if n % 2 == 0:
             e = self.empty_half(len(sets)) if empty else None
             ref = self.half(self.ref_side, sets, None, n)
             cand = self.half(self.cand_side, sets, check, n)
         else:
+            if empty:
+                self.empty_half(len(sets), self.cand_side)
             cand = self.half(self.cand_side, sets, check, n)
             ref = self.half(self.ref_side, sets, None, n)
-            e = self.empty_half(len(sets)) if empty else None
         return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(sets)), empty=e)
 
     def combine(self, rows: list[PairRow]) -> tuple[float, float, float, float, float, bool]:

@@ -1,0 +1,74 @@
+"""Cores for a GPU evaluation's processes: judge r on a core of its own, rank r of the
+reference's worker and of the candidate's on another, which they share; the same cores for
+every evaluation on that GPU. The candidate's ranks yield that core (SCHED_IDLE).
+
+Why. The judge times both halves of a sample by its own clock, from opening the gate to the
+worker's answer, less the floor. The GPU work is the same for a reference timed against
+itself, and the workers' own CUDA events said so (0.94-1.01, 11 of 12 within 0.99-1.01, on
+one H100 at world size 1, benchmarks/results/pins_ws1_2026-11-25). The windows were not: left
+to the scheduler, a worker waking on a core the judge or another process used, or one that
+had gone idle, added tens of microseconds to every answer, for the whole evaluation: 4 and 6
+of 12 self-timed within 1.00 +- 0.03 with the interval holding 1.0. Both workers on one core,
+the judge on another: 10 and 8. Each worker on a core of its own: 4 and 6 again (two cores
+are two instruments; one core is one).
+
+Sharing a core, a candidate's spinning thread would slow the reference's half, and look
+faster for it. So the candidate's ranks run at SCHED_IDLE: the reference's thread, woken,
+takes the core at once. When the candidate's half runs the reference's worker is waiting, so
+SCHED_IDLE costs an honest candidate nothing. A guarded rank can change neither its core nor
+its policy (no_network's filter refuses sched_setaffinity and sched_setscheduler/setattr).
+
+Cores are taken from the top of what this process may use, two per GPU by its index
+(nvidia-smi's), leaving the lowest ones to the node, Ray and the system; a machine with too
+few cores for every GPU it has is not pinned at all. The GPU's own NUMA node is not
+preferred yet (the judge and both workers of a GPU are on the same side either way).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+PER_GPU = 2
+RESERVED = 2
+"""Cores left unpinned for the node process, Ray and the system."""
+
+
+@dataclass(frozen=True)
+class RankCores:
+    judge: int
+    workers: int
+    """Rank r of the reference's worker and of the candidate's (which yields it)."""
+
+
+def plan(gpu_indices: list[int], gpus_on_node: int, allowed: list[int] | None = None) -> tuple[RankCores, ...]:
+    """The cores of each rank (rank r on gpu_indices[r]), or () when this machine has fewer
+    than PER_GPU cores per GPU on the node plus RESERVED."""
+    cores = sorted(os.sched_getaffinity(0)) if allowed is None else sorted(allowed)
+    if not gpu_indices or len(cores) < PER_GPU * max(gpus_on_node, max(gpu_indices) + 1) + RESERVED:
+        return ()
+    top = cores[::-1]
+    return tuple(RankCores(*(top[PER_GPU * g + i] for i in range(PER_GPU))) for g in gpu_indices)
+
+
+def _threads() -> list[int]:
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return [0]
+
+
+def pin_process(core: int, yields: bool = False) -> None:
+    """This process, every thread of it, on `core` (threads made later inherit it), and at
+    SCHED_IDLE if it `yields`. What this process may not do is left as it is: timing is
+    worse, never wrong."""
+    for tid in _threads():
+        try:
+            os.sched_setaffinity(tid, {core})
+        except OSError:
+            pass
+        if yields:
+            try:
+                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+            except OSError:
+                pass

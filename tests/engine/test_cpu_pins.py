@@ -1,0 +1,48 @@
+"""Cores for a GPU evaluation's judge and workers (engine/cpu_pins.py): two per GPU (the
+judge's, and one both workers share), from the top of what the process may use, none shared
+between GPUs, none when the machine has too few; a process pinned stays there, every thread
+of it, and one that yields runs at SCHED_IDLE."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pkb_ray.engine.cpu_pins import PER_GPU, RESERVED, RankCores, plan
+
+
+def test_three_cores_per_gpu_from_the_top_none_shared():
+    cores = list(range(32))
+    every = [plan([g], 8, cores)[0] for g in range(8)]
+    assert every[0] == RankCores(judge=31, workers=30)
+    used = [c for rc in every for c in (rc.judge, rc.workers)]
+    assert len(set(used)) == 16 and min(used) >= RESERVED
+    # A group of GPUs 2 and 3: rank r gets GPU r's cores, the same as when it is alone.
+    assert plan([2, 3], 8, cores) == (every[2], every[3])
+
+
+def test_too_few_cores_for_the_node_pins_nothing():
+    assert plan([0], 8, list(range(17))) == ()  # 8 x 2 + 2 > 17
+    assert plan([0], 8, list(range(18))) != ()
+    assert plan([0], 1, list(range(PER_GPU + RESERVED))) != ()
+    assert plan([0], 1, list(range(PER_GPU + RESERVED - 1))) == ()
+    assert plan([], 1, list(range(64))) == ()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_pin_process_moves_every_thread():
+    core = max(os.sched_getaffinity(0))
+    code = ("import os, threading, time\n"
+            "from pkb_ray.engine.cpu_pins import pin_process\n"
+            "t = threading.Thread(target=time.sleep, args=(2,)); t.start()\n"
+            f"pin_process({core}, yields=True)\n"
+            "tids = [int(x) for x in os.listdir('/proc/self/task')]\n"
+            "print(sorted({c for tid in tids for c in os.sched_getaffinity(tid)}))\n"
+            "t2 = threading.Thread(target=lambda: print(sorted(os.sched_getaffinity(0)),"
+            " os.sched_getscheduler(0) == os.SCHED_IDLE)); t2.start(); t2.join()\n"
+            "print(all(os.sched_getscheduler(tid) == os.SCHED_IDLE for tid in tids))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == [f"[{core}]", f"[{core}]", "True", "True"], out.stdout + out.stderr
