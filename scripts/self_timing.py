@@ -93,6 +93,14 @@ def main() -> int:
                      "within_3pct": bool(ok) and len(ok) == len(evals) and all(0.97 <= e["speedup"] <= 1.03 for e in ok),
                      "ci_holds_1": bool(ok) and len(ok) == len(evals) and all(
                          e["ci"][0] is not None and e["ci"][0] <= 1.0 <= e["ci"][1] for e in ok)})
+        # After every problem: a run cut short (a device call's time limit) keeps what it did.
+        _write(args, rows, list(loaded.problems)[len(rows):])
+    _write(args, rows, [], say=True)
+    return 0
+
+
+def _write(args: argparse.Namespace, rows: list[dict], not_reached: list[str], say: bool = False) -> None:
+    rows = rows + [{"problem": pid, "skipped": "not reached yet"} for pid in not_reached]
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     judged = [r for r in rows if "evals" in r]
     good = [r for r in judged if r["within_3pct"] and r["ci_holds_1"]]
@@ -127,8 +135,8 @@ def main() -> int:
                   f"{frac} | {', '.join(flags)} | {'yes' if r['within_3pct'] and r['ci_holds_1'] else 'NO'} |"
                   if refs else f"| {r['problem']} | {sp} | | | | | NO |")
     (out / f"{stem}.md").write_text("\n".join(md) + "\n")
-    print(f"{len(good)} of {len(judged)} within 3% with the interval holding 1.0; {out / stem}.md", flush=True)
-    return 0
+    if say:
+        print(f"{len(good)} of {len(judged)} within 3% with the interval holding 1.0; {out / stem}.md", flush=True)
 
 
 def _events_ratio(e: dict) -> float | None:
