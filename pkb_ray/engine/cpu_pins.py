@@ -15,8 +15,15 @@ are two instruments; one core is one).
 Sharing a core, a candidate's spinning thread would slow the reference's half, and look
 faster for it. So the candidate's ranks run at SCHED_IDLE: the reference's thread, woken,
 takes the core at once. When the candidate's half runs the reference's worker is waiting, so
-SCHED_IDLE costs an honest candidate nothing. A guarded rank can change neither its core nor
-its policy (no_network's filter refuses sched_setaffinity and sched_setscheduler/setattr).
+SCHED_IDLE costs an honest candidate nothing. SCHED_IDLE ranks threads within one
+scheduling group only, and each sandbox is a session of its own, which the kernel's
+autogroup (on by default) makes a group of its own at full weight: the candidate's group is
+set to nice 19 as well (/proc/self/autogroup; a spinner in its own session took half the
+core from a normal task, an adversarial review measured). A guarded rank can change neither
+its core, its policy nor its group (no_network's filter refuses sched_setaffinity,
+sched_setscheduler, sched_setattr and setsid; lowering a nice value needs a privilege it
+has not got). Where the yielding cannot be had, the rank is not pinned at all: sharing the
+reference's core at equal weight would be worse than the scheduler's choice.
 
 Cores are taken from the top of what this process may use, two per GPU by its index
 (nvidia-smi's), leaving the lowest ones to the node, Ray and the system; a machine with too
@@ -58,17 +65,39 @@ def _threads() -> list[int]:
         return [0]
 
 
-def pin_process(core: int, yields: bool = False) -> None:
-    """This process, every thread of it, on `core` (threads made later inherit it), and at
-    SCHED_IDLE if it `yields`. What this process may not do is left as it is: timing is
-    worse, never wrong."""
+def pin_process(core: int, yields: bool = False) -> bool:
+    """This process, every thread of it, on `core` (threads made later inherit it); if it
+    `yields`, at SCHED_IDLE in an autogroup of nice 19. False, and nothing pinned, when the
+    yielding cannot be had; a core it may not use is left unpinned too."""
+    if yields and not _yield_core():
+        return False
+    before = os.sched_getaffinity(0)
     for tid in _threads():
         try:
             os.sched_setaffinity(tid, {core})
         except OSError:
-            pass
-        if yields:
-            try:
-                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
-            except OSError:
-                pass
+            for t in _threads():  # all or none: half a process on the core is neither
+                try:
+                    os.sched_setaffinity(t, before)
+                except OSError:
+                    pass
+            return False
+    return True
+
+
+def _yield_core() -> bool:
+    for tid in _threads():
+        try:
+            os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+        except OSError:
+            return False
+    if os.sched_getscheduler(0) != os.SCHED_IDLE:
+        return False
+    try:
+        with open("/proc/self/autogroup", "w") as f:  # no such file: no autogroup to escape by
+            f.write("19")
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return True

@@ -161,7 +161,7 @@ class JudgeNode:
         fds = [b.fileno() for _, b in pairs]
         # The ranks set up their device and group as soon as they exist (engine/worker/rank.py).
         start = spawn.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
-                                  cores=[c.workers for c in spec.cores], yields=role != "reference")
+                                  cores=[c.workers for c in spec.cores], yields=role == "candidate")
         env = spawn.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
                               torch_cuda_arch_list=spec.torch_cuda_arch_list)
         box = spawn.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",

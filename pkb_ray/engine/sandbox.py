@@ -102,8 +102,8 @@ def _mount_tmpfs(path: str, size: int) -> int:
 
 def _mounts_under(path: str) -> list[str]:
     """Mount points at or under `path` in this mount namespace, deepest first."""
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    try:  # a mount point of the host's may not be UTF-8
+        lines = Path("/proc/self/mountinfo").read_bytes().decode(errors="surrogateescape").splitlines()
     except OSError:
         return []
     found = []
@@ -313,7 +313,10 @@ def _bwrap_args(plan: SandboxPlan, workdir: str, device_nodes: list[str], ro_pat
     args += ["--tmpfs", "/dev/shm", "--proc", "/proc", "--ro-bind-try", "/sys", "/sys"]
     for node in device_nodes:
         args += ["--dev-bind", node, node]
-    args += ["--chdir", "/tmp"]
+    # bwrap's own / and /dev are tmpfs of half the node's memory, writable by the sandbox's
+    # user: read-only, so that /tmp and /dev/shm (sized above) are all it may write (an
+    # adversarial review wrote 5 MB into /dev and created /x).
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp"]
     return args
 
 

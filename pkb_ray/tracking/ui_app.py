@@ -35,7 +35,8 @@ UI_RUNS_PAGE = 100
 RUNS_PAGE = 5000
 """What pkb ui asks for instead: every cell of a 40-model x 108-problem sweep at k=1 in one
 page (ag-grid draws only the rows on screen); larger sweeps still get "Load more"."""
-RUNS_SEARCH_PATHS = ("/ajax-api/2.0/mlflow/runs/search", "/api/2.0/mlflow/runs/search")
+RUNS_SEARCH_PATHS = ("/ajax-api/2.0/mlflow/runs/search",)
+"""The UI's own path: a REST client (/api/2.0/...) gets the page size it asked for."""
 MAX_SEARCH_BODY = 1 << 20
 
 _EXPERIMENT_ID = re.compile(r"[0-9]{1,19}")

@@ -277,6 +277,24 @@ def test_a_rank_can_change_neither_its_core_nor_its_scheduling_class(run_eval):
     res = run_eval(ADVERSARIAL / "moves_core.py")
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
     assert "PermissionError" in res.message and "sched_setscheduler was allowed" not in res.log, res.log[-1500:]
+    assert "setsid was allowed" not in res.log, res.log[-1500:]
+
+
+def test_no_write_past_the_quota_and_no_reach_into_the_zygote(run_eval):
+    """Where the quota holds (root), bubblewrap's own / and /dev are read-only and a new user
+    namespace is refused; a rank can neither ptrace its zygote nor read its memory."""
+    from pkb_ray.engine.sandbox import plan_sandbox
+
+    plan = plan_sandbox("auto")
+    if not (plan.tmp_quota and plan.kind.startswith("bwrap")):
+        pytest.skip("needs bubblewrap and root (the quota's tmpfs)")
+    res = run_eval(ADVERSARIAL / "escapes_quota.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    for refusal in ("/pkb_escape_marker: EROFS", "/dev/pkb_escape_marker: EROFS", "unshare: E"):
+        assert refusal in res.message, res.message
+    res = run_eval(ADVERSARIAL / "attaches_zygote.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    assert "ptrace: EACCES" in res.message and "mem: E" in res.message, res.message
 
 
 def test_data_through_the_store_is_flagged(run_eval):

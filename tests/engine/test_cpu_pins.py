@@ -43,6 +43,8 @@ def test_pin_process_moves_every_thread():
             "print(sorted({c for tid in tids for c in os.sched_getaffinity(tid)}))\n"
             "t2 = threading.Thread(target=lambda: print(sorted(os.sched_getaffinity(0)),"
             " os.sched_getscheduler(0) == os.SCHED_IDLE)); t2.start(); t2.join()\n"
-            "print(all(os.sched_getscheduler(tid) == os.SCHED_IDLE for tid in tids))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.split() == [f"[{core}]", f"[{core}]", "True", "True"], out.stdout + out.stderr
+            "print(all(os.sched_getscheduler(tid) == os.SCHED_IDLE for tid in tids))\n"
+            "print(open('/proc/self/autogroup').read().split()[-1] if os.path.exists('/proc/self/autogroup') else '19')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                         start_new_session=True)  # its own autogroup: it sets the nice of that one
+    assert out.stdout.split() == [f"[{core}]", f"[{core}]", "True", "True", "19"], out.stdout + out.stderr

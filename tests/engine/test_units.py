@@ -188,18 +188,24 @@ def test_cpu_plausibility_floor():
                         timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor))
     verdict._physics_floor(sliver)
     assert sliver.correct and sliver.roofline_fraction == pytest.approx(1 / 2.01)
-    # On cuda the figure less the floor is judged, but not when the harness called it
-    # unmeasurable (an honest reference read 1.78 of its roofline so): then the whole time.
+    # On cuda the figure less the floor is judged, but not when the harness found the
+    # reference too short to time (an honest reference read 1.78 of its roofline so): then
+    # the whole time. A candidate alone too short to time is judged strictly.
     cuda = dict(correct=True, candidate_ms=0.5 * floor, roofline_ms=floor, device="cuda")
     measured = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor))
     verdict._physics_floor(measured)
     assert measured.failure == FailureClass.IMPLAUSIBLE
+    ref_short = "the reference's 4 call(s) per sample took 0.01 ms beyond the 1 ms ...: too short to time"
     unmeasurable = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor,
-                                                            unmeasurable="too short to time"))
+                                                            unmeasurable=ref_short))
     verdict._physics_floor(unmeasurable)
     assert unmeasurable.correct and unmeasurable.roofline_fraction == pytest.approx(1 / 2.5)
+    cand_short = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor,
+                                                          unmeasurable=ref_short.replace("reference", "candidate")))
+    verdict._physics_floor(cand_short)
+    assert cand_short.failure == FailureClass.IMPLAUSIBLE
     # ... and the whole time still below the floor is implausible.
     gross = EvalResult(correct=True, candidate_ms=0.1 * floor, roofline_ms=floor, device="cuda",
-                       timing=TimingEvidence(calls_per_sample=4, floor_ms=0.4 * floor, unmeasurable="too short"))
+                       timing=TimingEvidence(calls_per_sample=4, floor_ms=0.4 * floor, unmeasurable=ref_short))
     verdict._physics_floor(gross)
     assert gross.failure == FailureClass.IMPLAUSIBLE

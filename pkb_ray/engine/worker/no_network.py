@@ -10,8 +10,8 @@ seccomp filter cannot be removed by the process it filters, nor by its children,
 holds in every sandbox kind (bwrap's network namespace has a loopback, uid and none modes
 have the host's network).
 
-The same filter refuses sched_setaffinity, sched_setscheduler and sched_setattr
-(engine/cpu_pins.py says why).
+The same filter refuses sched_setaffinity, sched_setscheduler, sched_setattr and setsid
+(engine/cpu_pins.py says why), ptrace and process_vm_readv/writev, unshare and mount.
 
 What stays allowed: Unix sockets (the judge's channel; symmetric memory passes its CUDA
 handles over AF_UNIX), files, and everything else. io_uring is refused because it can
@@ -36,8 +36,14 @@ REFUSED_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 REFUSED_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register",
                  # Not network, but the same filter: a guarded rank stays on the core it was
                  # pinned to, yielding it (engine/cpu_pins.py), so that a spinning thread of
-                 # its own cannot slow the judge or the reference's half.
-                 "sched_setaffinity", "sched_setscheduler", "sched_setattr")
+                 # its own cannot slow the judge or the reference's half; setsid would make
+                 # it a scheduling group (autogroup) of full weight.
+                 "sched_setaffinity", "sched_setscheduler", "sched_setattr", "setsid",
+                 # Nor reach another process's memory (its zygote runs unfiltered).
+                 "ptrace", "process_vm_readv", "process_vm_writev",
+                 # Nor make a user namespace to mount a tmpfs of its own past the quota
+                 # (sandbox.py); clone(CLONE_NEWUSER) is not refused: Known limits.
+                 "unshare", "mount")
 
 
 class NoNetworkUnavailable(RuntimeError):

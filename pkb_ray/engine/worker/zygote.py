@@ -42,6 +42,13 @@ def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
     return 0
 
 
+def _not_dumpable() -> None:
+    import ctypes
+
+    PR_SET_DUMPABLE = 4
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 def main() -> int:
     file_limit.apply()
     start = payload(WorkerStart)
@@ -53,6 +60,11 @@ def main() -> int:
     import pkb_ray.engine.worker.rank  # noqa: F401
     print("ready", flush=True)
     pids = reap.fork_ranks(len(fds), workdir, lambda r: _rank_main(r, start, workdir))
+    # This process has no filter, no pin and the ranks' user: a rank that attached to it
+    # (ptrace, /proc/<pid>/mem) could run a thread here that opens sockets or takes the
+    # reference's core. Not dumpable, no process of that user may (an adversarial review
+    # attached from a rank of a bwrap+uid sandbox on a host without Yama).
+    _not_dumpable()
     for fd in fds:  # only the ranks hold their channels: a judge sees a gone rank's EOF
         os.close(fd)
     reap.reap(pids)

@@ -6,11 +6,17 @@
 # it. A harness that pins only by setting the affinity before the candidate starts (as
 # taskset does) lets it do either.
 # EXPECTED: runtime_error (PermissionError): a guarded rank's seccomp filter refuses
-# sched_setaffinity and sched_setscheduler, on CPU too. Either refusal ends it.
+# setsid, sched_setscheduler and sched_setaffinity, on CPU too.
 import os
 
 
 def solution(x):
+    try:
+        os.setsid()  # a session of its own is an autogroup of its own, at full weight
+    except PermissionError:
+        pass
+    else:
+        raise AssertionError("setsid was allowed")
     try:
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     except PermissionError:
