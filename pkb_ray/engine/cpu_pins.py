@@ -4,13 +4,13 @@ every evaluation on that GPU. The candidate's ranks yield that core (SCHED_IDLE)
 
 Why. The judge times both halves of a sample by its own clock, from opening the gate to the
 worker's answer, less the floor. The GPU work is the same for a reference timed against
-itself, and the workers' own CUDA events said so (0.94-1.01, 11 of 12 within 0.99-1.01, on
-one H100 at world size 1, benchmarks/results/pins_ws1_2026-11-25). The windows were not: left
-to the scheduler, a worker waking on a core the judge or another process used, or one that
-had gone idle, added tens of microseconds to every answer, for the whole evaluation: 4 and 6
-of 12 self-timed within 1.00 +- 0.03 with the interval holding 1.0. Both workers on one core,
-the judge on another: 10 and 8. Each worker on a core of its own: 4 and 6 again (two cores
-are two instruments; one core is one).
+itself, and the workers' own CUDA events said so (0.996-1.009 for 12 of 12, unpinned, on one
+H100 at world size 1, benchmarks/results/pins_ws1_2026-11-25). The windows were not: left to
+the scheduler, a worker waking on a core the judge or another process used, or one that had
+gone idle, added tens of microseconds to every answer, for the whole evaluation: 4 and 6 of
+12 self-timed within 1.00 +- 0.03 with the interval holding 1.0. Both workers on one core,
+the judge on another: 10 and 8; the candidate's yielding as below: 10 and 11. Each worker on
+a core of its own: 4 and 6 again (two cores are two instruments; one core is one).
 
 Sharing a core, a candidate's spinning thread would slow the reference's half, and look
 faster for it. So the candidate's ranks run at SCHED_IDLE: the reference's thread, woken,
@@ -67,8 +67,9 @@ def _threads() -> list[int]:
 
 def pin_process(core: int, yields: bool = False) -> bool:
     """This process, every thread of it, on `core` (threads made later inherit it); if it
-    `yields`, at SCHED_IDLE in an autogroup of nice 19. False, and nothing pinned, when the
-    yielding cannot be had; a core it may not use is left unpinned too."""
+    `yields`, at SCHED_IDLE in an autogroup of nice 19. False, and not pinned, when the
+    yielding cannot be had or the core may not be used (what yielding it got, it keeps:
+    that can only slow it)."""
     if yields and not _yield_core():
         return False
     before = os.sched_getaffinity(0)
