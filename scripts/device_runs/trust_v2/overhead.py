@@ -1,6 +1,6 @@
 """What the trust-v2 defences cost, each measured alone (CPU; prints ms).
 
-    PYTHONPATH=$PWD python3 benchmarks/results/trust_v2/overhead.py
+    PYTHONPATH=$PWD python3 scripts/device_runs/trust_v2/overhead.py
 
 - the frame depth scan on a typical Done reply and on the largest allowed (2 MB) one;
 - sealing a memfd (once per arena and gate page);

@@ -1,6 +1,6 @@
 """Summarize a device run's sweep journals and timing-variant benchmarks as Markdown.
 
-    python benchmarks/results/device_2026-11-22/summarize.py benchmarks/results/device_2026-11-22
+    python scripts/device_runs/device_2026-11-22/summarize.py benchmarks/results/device_2026-11-22
 
 It reads the files of that one run (2 x H200, 2026-11-22) and lives beside them.
 

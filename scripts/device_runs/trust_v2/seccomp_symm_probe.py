@@ -1,6 +1,6 @@
 """Does torch symmetric memory still work under the worker's no-network seccomp filter?
 
-    python benchmarks/results/trust_v2/seccomp_symm_probe.py     (one GPU, world size 1)
+    python scripts/device_runs/trust_v2/seccomp_symm_probe.py     (one GPU, world size 1)
 
 Each step runs as a worker rank does: a FileStore, the fake default group, then the filter
 (pkb_ray/engine/worker/no_network.py), then what a candidate calls. Prints one line per step.
