@@ -141,12 +141,9 @@ def _tmp_quota() -> int:
         return 0
     probe = tempfile.mkdtemp(prefix="pkb_quota_probe_", dir=run_root())
     try:
-        if _mount_tmpfs(probe, 1 << 20):
-            return 0
-        _detach_mounts(probe)
-        return size
+        return 0 if _mount_tmpfs(probe, 1 << 20) else size
     finally:
-        remove_tree(probe)
+        remove_tree(probe)  # unmounts it first
 
 
 def _find_bwrap(path: str | None) -> str | None:

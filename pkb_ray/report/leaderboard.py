@@ -39,17 +39,21 @@ class Report:
     turn_plot_path: Path | None = None
     """Agent mode's curves over turns."""
     problems_csv_path: Path | None = None
-    heatmap_path: Path | None = None
-    """The heatmap's first page (heatmap.png); heatmap_pages has every page."""
+    heatmap_pages: list[Path] = field(default_factory=list)
+    """heatmap.png, then heatmap_2.png ... where a sweep needs more than one page."""
     facts: SweepFacts | None = None
     problems: ProblemTable | None = None
     step_plot_path: Path | None = None
     """Tools mode's curves over tool calls."""
-    heatmap_pages: list[Path] = field(default_factory=list)
+
+    @property
+    def heatmap_path(self) -> Path | None:
+        """The heatmap's first page."""
+        return self.heatmap_pages[0] if self.heatmap_pages else None
 
     def files(self) -> list[Path]:
         return [p for p in (self.markdown_path, self.csv_path, self.problems_csv_path,
-                            self.plot_path, *(self.heatmap_pages or [self.heatmap_path]),
+                            self.plot_path, *self.heatmap_pages,
                             self.turn_plot_path, self.step_plot_path) if p]
 
 
@@ -188,8 +192,8 @@ def build_report(results: list[CellResult], out_dir: Path, title: str = "Leaderb
     zeroshot = {s.model: s.pass_at_1 for s in summaries if s.mode == "zeroshot"}
     turn_plot = plot_step_curves(curves, "agent", out_dir / "pass_at_turn.png", zeroshot, facts.short())
     step_plot = plot_step_curves(curves, "tools", out_dir / "pass_at_step.png", zeroshot, facts.short())
-    return Report(summaries, md, csv_path, plot, curves, turn_plot, problems_csv,
-                  heatmaps[0] if heatmaps else None, facts, table, step_plot, heatmaps)
+    return Report(summaries, md, csv_path, plot, curves, turn_plot, problems_csv, heatmaps,
+                  facts, table, step_plot)
 
 
 def _display_row(s: ModelSummary) -> dict[str, str]:

@@ -25,7 +25,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from pkb_ray.tracking.ui_app import RUNS_PAGE, UI_RUNS_PAGE
+from pkb_ray.tracking.ui_app import APP_NAME, OPEN_PATH, RUNS_PAGE, UI_RUNS_PAGE, runs_fragment
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -39,16 +39,12 @@ def app_registered() -> bool:
     install -e .) registers the entry point; a bare checkout on PYTHONPATH does not."""
     from importlib.metadata import entry_points
 
-    from pkb_ray.tracking.ui_app import APP_NAME
-
     return any(e.name == APP_NAME for e in entry_points(group="mlflow.app"))
 
 
 def server_command(uri: str, host: str, port: int, with_app: bool = True) -> list[str]:
     # Warnings only: the server printed a line per HTTP request and its start-up chatter
     # around the one line pkb ui prints for the user (the URL to open).
-    from pkb_ray.tracking.ui_app import APP_NAME
-
     return [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
             "--host", host, "--port", str(port), "--workers", "1",
             *(["--app-name", APP_NAME] if with_app else []),
@@ -110,7 +106,6 @@ def runs_url(base_url: str, experiment_id: str) -> str:
     """The experiment's runs table, in the model-training view, with the saved `pkb` view
     (cells flat, comparison columns; see mlflow_tracker.runs_view)."""
     from pkb_ray.tracking.mlflow_tracker import VIEW_KEY
-    from pkb_ray.tracking.ui_app import runs_fragment
 
     return base_url + runs_fragment(experiment_id, VIEW_KEY)
 
@@ -118,8 +113,6 @@ def runs_url(base_url: str, experiment_id: str) -> str:
 def open_url(base_url: str, experiment_id: str, with_app: bool = True) -> str:
     """What to open: ui_app's page on the server's origin, which goes on to runs_url with
     the assistant panel out of the way (runs_url itself where the app is not served)."""
-    from pkb_ray.tracking.ui_app import OPEN_PATH
-
     if not with_app:
         return runs_url(base_url, experiment_id)
     return f"{base_url}{OPEN_PATH}?experiment={experiment_id}"
