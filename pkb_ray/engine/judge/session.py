@@ -42,6 +42,9 @@ CALIBRATION_CALLS = (1, 4, 16, 64)
 """Runs of this many do-nothing calls measure the judge-clock floor before any code loads."""
 CALIBRATION_RUNS = 5
 """Per batch size and worker."""
+CALIBRATION_RUNS_CUDA = 2
+"""On cuda the phase's own empty runs set the floor after a few samples (timing/sampling.py):
+the calibration only chooses the batch size and times the first samples."""
 ARENA_BUDGET_BYTES = 1 << 30
 """Arena per rank and worker: room for up to 64 calls' inputs and outputs back to back,
 within this (cpu)."""
@@ -204,8 +207,10 @@ class Session:
             tb = traceback.format_exc()
             self.fail(FailureClass.HARNESS_ERROR, f"judge error in {name}: {tb.strip().splitlines()[-1][:300]}",
                       log=tb)
-        self.report.seconds[name.split(":")[0]] = self.report.seconds.get(name.split(":")[0], 0.0) + \
-            time.monotonic() - t0
+        spent = time.monotonic() - t0
+        self.report.seconds[name.split(":")[0]] = self.report.seconds.get(name.split(":")[0], 0.0) + spent
+        if name == "trial:0":  # a first call pays for the candidate's lazy set-up
+            self.report.seconds["trial.first"] = spent
         self.check_in()
 
     def check_in(self) -> None:
@@ -278,7 +283,9 @@ class Session:
         budget = ARENA_BUDGET_BYTES
         if kind == "cuda":
             budget = min(CUDA_ARENA_BUDGET_BYTES, torch.cuda.mem_get_info(self.device)[0] // 16)
-        nbytes = max(4 * one, min(MAX_CALLS_PER_SAMPLE * one, budget))
+        # At least two calls (the calibration's two batch sizes), however large: four of
+        # vocab_parallel_gemv_decode's at one rank (a 4 GiB weight) were 24 GiB per worker.
+        nbytes = max(2 * one, min(MAX_CALLS_PER_SAMPLE * one, budget))
         self.stage_back = kind == "host" and self.ctx.cuda
         for side in self.sides:
             side.arena = make_arena(kind, nbytes, self.device)
@@ -298,7 +305,8 @@ class Session:
 
     def call(self, side: WorkerSide, args: tuple, expected: Any) -> tuple[inp.Placed, inp.Slots, dict]:
         """Place one call's arguments and output slots in a worker's arena (the caller
-        resets the layout)."""
+        resets the layout, and synchronizes before the worker may read them: the copies run
+        on this judge's stream, and the worker reads on its own)."""
         assert side.arena is not None and side.layout is not None
         placed = inp.place(args, side.arena, side.layout)
         slots = inp.slots_for(expected, side.arena, side.layout)
@@ -351,7 +359,8 @@ class Session:
         # Rounds over every batch size, the first one thrown away: a node's first evaluation
         # ran its first runs 40-70% slower (bench_eval, H100, 2026-11-25), and a floor
         # fitted on them set that evaluation's figures apart from the next ones'.
-        for round_ in range(CALIBRATION_RUNS + 1):
+        runs = CALIBRATION_RUNS_CUDA if self.ctx.cuda else CALIBRATION_RUNS
+        for round_ in range(runs + 1):
             for k in sizes:
                 for side in self.sides:
                     assert side.layout is not None
@@ -374,6 +383,10 @@ class Session:
                  "loading the candidate")
         self.report.compiled = True
         if self.ref is not None:
+            # Not overlapped with the candidate's trials (tried): on the one core both workers
+            # share, the candidate's ranks yielding, it saved nothing measurable (load 0.45-0.60
+            # s against 0.55-0.62 s, H100, 2026-11-25), and two workers' first calls at once on
+            # one GPU make a peak of memory that neither makes alone.
             self.ask(self.ref, m.Load(source=self.problem.reference_source), (m.Ok,), self.timeouts.load_s,
                      "loading the reference")
             # One untimed call, as the candidate's first trial is: a first call pays for
@@ -382,6 +395,7 @@ class Session:
             assert self.ref.layout is not None
             self.ref.layout.reset()
             call = self.call(self.ref, self.trial_args[0], self.trial_expected[0])[2]
+            self.sync()
             self.ask(self.ref, m.Run(calls=[call], timed=False, gate_gen=0, stage_back=self.stage_back),
                      (m.Done,), self.timeouts.trial_s, "the reference's first call")
 
@@ -408,6 +422,7 @@ class Session:
         assert self.cand.layout is not None
         self.cand.layout.reset()
         placed, slots, call = self.call(self.cand, self.trial_args[t], self.trial_expected[t])
+        self.sync()
         done = self.cand.link.ask(m.Run(calls=[call], timed=False, gate_gen=0, stage_back=self.stage_back),
                                   (m.Done,), self.timeouts.trial_s, f"trial {t}")
         if done.forbidden:

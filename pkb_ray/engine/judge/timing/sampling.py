@@ -21,8 +21,9 @@ import math
 import statistics
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pkb_ray.engine.judge.control import TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault
@@ -38,6 +39,8 @@ MIN_CHECKED = 5
 MIN_EMPTY = 5
 """Empty runs of the main loop before their median replaces the calibrated floor."""
 PROBES = 5
+WARM_MIN, WARM_MAX = 2, 200
+"""Warm-up pairs: at least, and at most however long warmup_ms is."""
 SAMPLE_MAX_MS = 25.0
 """Batching stops before a sample of the slower half would take longer than this."""
 MEASURABLE = 0.25
@@ -94,6 +97,17 @@ class Interleaved:
         self.checked = 0
         self.impossible: list[str] = []
         self.before_open: list[float] = []
+        self.spent: dict[str, float] = {}
+        """Where the phase's seconds went (inputs, place, runs, checks, gather): reported as
+        `timing.<part>` beside the phases, for people tuning the harness' node-seconds."""
+
+    @contextmanager
+    def clock(self, part: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.spent[part] = self.spent.get(part, 0.0) + time.perf_counter() - t0
 
     # ------------------------------------------------------------------ one half of a pair
     def half(self, side: WorkerSide, sets: list[tuple], check: tuple[int, Any] | None, n: int) -> HalfRow:
@@ -103,12 +117,22 @@ class Interleaved:
         assert side.layout is not None
         side.layout.reset()
         placed, slots, calls = [], [], []
-        for a, e in zip(sets, self.shapes_from):
-            p, sl, c = s.call(side, a, e)
-            placed.append(p)
-            slots.append(sl)
-            calls.append(c)
-        r = s.run_timed(side, calls, hold=self.hold, timeout_s=max(1.0, self.deadline - time.monotonic()))
+        with self.clock("place"):
+            for a, e in zip(sets, self.shapes_from):
+                p, sl, c = s.call(side, a, e)
+                placed.append(p)
+                slots.append(sl)
+                calls.append(c)
+        with self.clock("runs"):
+            r = s.run_timed(side, calls, hold=self.hold, timeout_s=max(1.0, self.deadline - time.monotonic()))
+        with self.clock("checks"):
+            self.check_half(side, r, placed, slots, check, n)
+        return HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
+                       expired=r.expired)
+
+    def check_half(self, side: WorkerSide, r: Any, placed: list, slots: list, check: tuple[int, Any] | None,
+                   n: int) -> None:
+        s = self.s
         if side is self.cand_side:
             for j, p in enumerate(placed):
                 if not p.unchanged():
@@ -122,8 +146,6 @@ class Interleaved:
                     s.check_output(r.done.outputs[j], slots[j], expected, placed[j],
                                    f"output of timed call {n}.{j} (checked in secret)", s.job.trials)
             self.before_open.append((r.t_open - r.t_ready) * 1e3)
-        return HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
-                       expired=r.expired)
 
     # ------------------------------------------------------------------ steps in lockstep
     def step(self, fn: Callable[[], Any]) -> list[Any]:
@@ -139,7 +161,8 @@ class Interleaved:
         except Exception:  # noqa: BLE001 - a harness bug
             tb = traceback.format_exc()
             s.fail(FailureClass.HARNESS_ERROR, f"judge error while timing: {tb.strip().splitlines()[-1][:300]}", log=tb)
-        rows = self.ctx.group.gather((s.report.failure, data))
+        with self.clock("gather"):
+            rows = self.ctx.group.gather((s.report.failure, data))
         if any(r[0] for r in rows):
             raise Stop()
         return [r[1] for r in rows]
@@ -153,9 +176,11 @@ class Interleaved:
         s, side = self.s, side or self.ref_side
         assert side.layout is not None
         side.layout.reset()
-        calls = [s.call(side, s.trial_args[0], s.trial_expected[0])[2] for _ in range(k)]
-        r = s.run_timed(side, calls, hold=self.hold, timeout_s=max(1.0, self.deadline - time.monotonic()),
-                        calibrate=True)
+        with self.clock("place"):
+            calls = [s.call(side, s.trial_args[0], s.trial_expected[0])[2] for _ in range(k)]
+        with self.clock("runs"):
+            r = s.run_timed(side, calls, hold=self.hold, timeout_s=max(1.0, self.deadline - time.monotonic()),
+                            calibrate=True)
         return HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
                        expired=r.expired)
 
@@ -166,7 +191,8 @@ class Interleaved:
         if check_j is not None:
             # Before any worker runs: the reference is a collective of the judges, and a
             # judge whose worker fails next must already have taken part in it.
-            check = (check_j, self.s.reference(sets[check_j]))
+            with self.clock("checks"):
+                check = (check_j, self.s.reference(sets[check_j]))
         # Output slots are laid out like the first trial's outputs, except for the checked
         # call, whose slots fit its own reference outputs (data-dependent shapes). Both
         # halves get the same layout: what delivering outputs costs is the same for both.
@@ -222,6 +248,10 @@ class Interleaved:
             expired = expired or any(h.expired for h in empties)
         return ref_w, cand_w, ref_r, cand_r, floor, expired
 
+    def fresh(self, k: int) -> list[tuple]:
+        with self.clock("inputs"):
+            return [self.s.make() for _ in range(k)]
+
     def ratios(self) -> list[float]:
         """Each sample's reference time over its candidate time, both less the floor (and
         never below a hundredth of it, as evidence.py figures them)."""
@@ -257,17 +287,26 @@ class Interleaved:
         # floor's fixed part (messages, synchronize), which then weighs less per call. But
         # a sample of a slow half stays short (samples, not calls, make the interval).
         k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / slowest)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
-        k = 1
-        while k < k_max and k * fastest < max(self.cfg.batch_ms, s.floor_fit[0]):
+        k, batch_ms = 1, self.cfg.batch_ms if self.ctx.cuda else self.cfg.cpu_batch_ms
+        while k < k_max and k * fastest < max(batch_ms, s.floor_fit[0]):
             k *= 2
         # Every judge makes the same number of calls (each judge's floor and arena differ a
         # little, and ranks whose calls differ in number leave each other in a collective).
         self.k = k = min(self.ctx.group.gather(min(k, k_max)))
-        # Warm-up by time, on the trials' inputs (nothing is measured or checked).
-        n_warm = min(200, math.ceil(self.cfg.warmup_ms / max(k * max(one_ref, one_cand, 1e-3), 1e-3)))
-        for i in range(max(2, n_warm)):
+        # Warm-up by time, on the trials' inputs (nothing is measured or checked): pairs until
+        # warmup_ms of the judges' clock has passed, at least WARM_MIN. A count derived from
+        # the probe's per-call figure made 200 pairs of 64 calls (6 s) where a 12 us call
+        # read as nothing beside its floor (1024x1024 allreduce, H100, 2026-11-25); a pair's
+        # wall time is mostly what the worker takes to queue its calls, which no figure of
+        # the calls says. The judges agree when to stop, as they do in the main loop.
+        t_warm, i = time.monotonic(), 0
+        while True:
             sets = [trial_sets[(i * k + j) % len(trial_sets)] for j in range(k)]
             self.step(lambda sets=sets, i=i: self.one(sets, i, None))
+            i += 1
+            if i >= WARM_MIN and any(self.ctx.group.gather(
+                    time.monotonic() - t_warm >= self.cfg.warmup_ms / 1e3 or i >= WARM_MAX)):
+                break
         self.impossible.clear()
         # The main loop: fresh inputs for every call.
         min_n = max(self.cfg.min_calls, MIN_CHECKED)
@@ -280,7 +319,7 @@ class Interleaved:
                 check_j = None
                 if n in planned or (n >= min_n and self.rng.random() < 0.05):
                     check_j = self.rng.randrange(k)
-                rows = self.step(lambda n=n, c=check_j: self.one([s.make() for _ in range(k)], n, c, empty=self.empty))
+                rows = self.step(lambda n=n, c=check_j: self.one(self.fresh(k), n, c, empty=self.empty))
                 ref_w, cand_w, ref_r, cand_r, floor, expired = self.combine(rows)
                 if expired and self.hold:
                     # A gate held a call until it timed out: those times are wrong. Go on
@@ -319,6 +358,9 @@ class Interleaved:
                 break
             batch = max(self.cfg.min_calls, done_n // 2)
         s.report.seconds["timing"] = time.monotonic() - t_phase
+        s.report.seconds["timing.main"] = time.monotonic() - t_main
+        for part, sec in self.spent.items():
+            s.report.seconds[f"timing.{part}"] = sec
         s.report.checked_timed_calls = self.checked
         unmeasurable = ""
         for side, wins in ((self.ref_side, self.ref_win), (self.cand_side, self.cand_win)):

@@ -1,0 +1,37 @@
+"""GPU runs of the engine at world size 1 (device: nvidia-h100-x1 or nvidia-h200). Skipped
+where no GPU.
+
+    python -m pytest tests/engine/test_gpu_ws1.py -m gpu -s -q
+
+The test process stays CUDA-free (it plays the node actor), as in test_gpu.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.engine import EvalRequest, evaluate
+from pkb_ray.problems import load_problems
+
+from .test_gpu import _gpu_count, _report
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(_gpu_count() < 1, reason="needs a CUDA GPU (run on the device)")]
+
+
+def test_a_large_input_is_in_the_arena_before_the_worker_reads_it(cache_dir):
+    # The judge copies a call's inputs into the worker's arena on its own CUDA stream; the
+    # worker reads them on another. Without a synchronize between them the worker's trial
+    # read part of the previous trial's 4 GiB weight: the reference against itself was
+    # "907996 of 1026048 elements outside" tolerance in trial 1 (H100, 2026-11-25). Small
+    # inputs were copied before the message arrived, which hid it.
+    problem = "vocab_parallel_gemv_decode"
+    source = load_problems("builtin", [problem]).problems[problem].reference_source
+    res = evaluate(EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source,
+                               world_size=1, device="cuda", size="bench", trials=3, guard=False,
+                               timing=TimingConfig(max_timing_s=1.0),
+                               timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
+                               cache_dir=cache_dir))
+    _report(f"{problem} reference at ws1", res)
+    assert res.correct, (res.message, res.log[-4000:])
