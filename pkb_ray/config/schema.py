@@ -107,6 +107,12 @@ class TimingConfig:
     batch_ms: float = 1.0
     """Gated: queue calls back to back behind one gate, about this much GPU time per sample
     (at most 64 calls); a sample is the batch's time per call. 0 = one call per sample."""
+    cpu_batch_ms: float = 10.0
+    """The same on cpu, where a sample of about 1 ms is a few calls against a floor of 0.5-1.5
+    ms. The CPU self-check on a 2-core CPU machine (2026-11-25), geomean and intervals holding
+    1.0 of 12: about 1 ms: 0.947, 0.946, 0.964 (32 of 36); about 10 ms: 1.004, 1.035, 0.979
+    (35 of 36), then 0.989, 0.935, 1.005 (29 of 36). Less biased, not yet within 3%
+    (benchmarks/results/timing_v3_ws1_2026-11-25/NOTES.md)."""
     gate_timeout_ms: float = 100.0
     """A gate not opened by then lets the call through and the callable is timed ungated
     (it waits on the GPU from the host, e.g. .item())."""

@@ -53,7 +53,7 @@ def validate(cfg: RootConfig) -> None:
         errors.append(f"eval.timing.max_calls={t.max_calls!r} must be >= eval.timing.min_calls={t.min_calls!r}")
     for key, value, strict in (("gate_timeout_ms", t.gate_timeout_ms, True), ("target_rel_ci", t.target_rel_ci, True),
                                ("max_timing_s", t.max_timing_s, True), ("batch_ms", t.batch_ms, False),
-                               ("warmup_ms", t.warmup_ms, False)):
+                               ("cpu_batch_ms", t.cpu_batch_ms, False), ("warmup_ms", t.warmup_ms, False)):
         if value < 0 or (strict and value == 0):
             errors.append(f"eval.timing.{key}={value!r} must be {'>' if strict else '>='} 0")
     if t.gate_timeout_ms > 10_000:
