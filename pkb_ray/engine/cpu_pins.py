@@ -100,5 +100,18 @@ def _yield_core() -> bool:
     except FileNotFoundError:
         pass
     except OSError:
-        return False
+        # The kernel takes one such write per autogroup in 100 ms from a process without
+        # CAP_SYS_ADMIN (EAGAIN), and the ranks of one worker share a session: the second
+        # rank's write came too soon, and that rank went unpinned (seen on cpu at world
+        # size 2 in the sandbox, 2026-11-26; on GPUs it would hit every rank but the
+        # first of a candidate at world size >= 2). What counts is the group's nice.
+        return _autogroup_nice() == 19
     return True
+
+
+def _autogroup_nice() -> int | None:
+    try:
+        with open("/proc/self/autogroup") as f:  # "/autogroup-123 nice 19"
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -48,3 +48,29 @@ def test_pin_process_moves_every_thread():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
                          start_new_session=True)  # its own autogroup: it sets the nice of that one
     assert out.stdout.split() == [f"[{core}]", f"[{core}]", "True", "True", "19"], out.stdout + out.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/proc/self/autogroup"),
+                    reason="needs root (to drop to an unprivileged user) and autogroups")
+def test_every_rank_of_a_worker_yields_and_is_pinned_not_only_the_first():
+    """The ranks of a worker share a session (one autogroup); without CAP_SYS_ADMIN the
+    kernel refuses a second nice write to it within 100 ms (EAGAIN). The second rank must
+    still count as yielding (the group is at nice 19) and be pinned."""
+    core = max(os.sched_getaffinity(0))
+    code = ("import ctypes, os, sys\n"
+            "from pkb_ray.engine.cpu_pins import pin_process\n"
+            "os.setsid()\n"
+            "r, w = os.pipe()\n"
+            "kids = []\n"
+            "for _ in range(2):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        os.setuid(65534)  # no capabilities left, as in the sandbox\n"
+            "        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # dumpable: /proc/self is its own again\n"
+            "        ok = pin_process(%d, yields=True)\n"
+            "        os.write(w, f'{ok}:{sorted(os.sched_getaffinity(0))}\\n'.encode()); os._exit(0)\n"
+            "    kids.append(pid)\n"
+            "for pid in kids: os.waitpid(pid, 0)\n"
+            "os.close(w); print(os.read(r, 1000).decode())\n" % core)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert sorted(out.stdout.split()) == [f"True:[{core}]"] * 2, out.stdout + out.stderr
