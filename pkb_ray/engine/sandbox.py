@@ -15,8 +15,9 @@ Measured on the H200 nodes (docs/design.md): CUDA and 2-rank symmetric memory wo
 as an unprivileged user with --unshare-user.
 
 What a sandbox may write is bounded where the evaluator runs as root: its working directory
-(the worker's /tmp) is a tmpfs of TMP_QUOTA_BYTES mounted on the host, and under bubblewrap its
-/dev/shm is one of the same size. A write past it fails (ENOSPC) in the candidate's process;
+(the worker's /tmp) is a tmpfs of TMP_QUOTA_BYTES and TMP_QUOTA_FILES mounted on the host, and
+under bubblewrap its /dev/shm is another such (mounted inside the first, as .shm, and bound
+there). A write past either fails (ENOSPC) in the candidate's process;
 removing the sandbox is one lazy unmount, whatever tree it left. Without root there is no
 quota, and every result's `sandbox` field says so.
 """
@@ -78,13 +79,22 @@ class SandboxPlan:
         if not self.tmp_quota:
             return text + "; writes: no quota (mounting a tmpfs needs root)"
         where = "/tmp and /dev/shm" if self.kind.startswith("bwrap") else "/tmp (/dev/shm is the host's)"
-        return text + f"; writes: {where} {self.tmp_quota >> 20} MiB each"
+        return text + f"; writes: {where} {self.tmp_quota >> 20} MiB and {TMP_QUOTA_FILES} files each"
 
 
 TMP_QUOTA_BYTES = 2 << 30
 """A sandbox's /tmp (and /dev/shm): the size of a tree the harness copies out of one
 (MAX_TREE_BYTES; a CUDA extension's build is tens of MB). tmpfs takes memory only for what is
 written. `PKB_SANDBOX_TMP_QUOTA_MB` sets another size (tests use a small one)."""
+
+TMP_QUOTA_FILES = 1 << 16
+"""Files and directories a sandbox's /tmp (and /dev/shm) may hold. tmpfs bounds bytes by
+`size=` and files only by `nr_inodes=` (its default is half the machine's pages: millions of
+empty files, each costing the kernel memory that no byte quota counts; an adversarial
+review's gap). An extension's build, the largest honest tree, is tens of files."""
+SHM_DIR = ".shm"
+"""Where a bubblewrap sandbox's /dev/shm is mounted in its working directory (so that one
+lazy unmount of the working directory takes both)."""
 
 _MS_NOSUID, _MS_NODEV, _MNT_DETACH = 2, 4, 2
 
@@ -93,11 +103,23 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _mount_tmpfs(path: str, size: int) -> int:
-    """Mount a tmpfs of `size` bytes on `path` (mode 0700); 0, or the errno."""
-    opts = f"size={size},mode=0700".encode()
+def _mount_tmpfs(path: str, size: int, files: int = TMP_QUOTA_FILES) -> int:
+    """Mount a tmpfs of `size` bytes and `files` inodes on `path` (mode 0700); 0, or the errno."""
+    opts = f"size={size},nr_inodes={files},mode=0700".encode()
     rc = _libc().mount(b"pkb_sandbox", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts)
     return 0 if rc == 0 else ctypes.get_errno()
+
+
+def _mount_quota(workdir: str, plan: "SandboxPlan", size: int) -> int:
+    """The quota's tmpfs on a sandbox's working directory and, under bubblewrap, on its
+    SHM_DIR (its /dev/shm); 0, or the errno (whatever was mounted is unmounted)."""
+    err = _mount_tmpfs(workdir, size)
+    if not err and plan.kind.startswith("bwrap"):
+        os.mkdir(os.path.join(workdir, SHM_DIR), 0o700)
+        err = _mount_tmpfs(os.path.join(workdir, SHM_DIR), size)
+        if err:
+            _detach_mounts(workdir)
+    return err
 
 
 def _mounts_under(path: str) -> list[str]:
@@ -166,11 +188,12 @@ def _probe(plan: "SandboxPlan") -> str:
     lines of what it said). Runs the real thing: the binds and the user of a worker."""
     workdir = tempfile.mkdtemp(prefix="pkb_probe_", dir=run_root())
     try:
-        if plan.tmp_quota and _mount_tmpfs(workdir, 16 << 20):
+        if plan.tmp_quota and _mount_quota(workdir, plan, 16 << 20):
             return "cannot mount a tmpfs for /tmp"
         os.chmod(workdir, 0o700)
         if plan.uid is not None:
-            os.chown(workdir, plan.uid, plan.gid or plan.uid)
+            for d in ([os.path.join(workdir, SHM_DIR)] if os.path.isdir(os.path.join(workdir, SHM_DIR)) else []) + [workdir]:
+                os.chown(d, plan.uid, plan.gid or plan.uid)
         py = [sys.executable, "-c", "import sys"]
         if plan.kind.startswith("bwrap"):
             cmd = _bwrap_args(plan, workdir, [], import_paths([]), {}) + ["--"] + py
@@ -305,9 +328,11 @@ def _bwrap_args(plan: SandboxPlan, workdir: str, device_nodes: list[str], ro_pat
     for dst, src in sorted(binds.items()):  # after the trees they lie in: they cover a file
         args += ["--ro-bind", src, dst]
     args += ["--dev", "/dev"]
-    if plan.tmp_quota:
-        args += ["--size", str(plan.tmp_quota)]
-    args += ["--tmpfs", "/dev/shm", "--proc", "/proc", "--ro-bind-try", "/sys", "/sys"]
+    if plan.tmp_quota:  # a tmpfs of the host's, bounded in bytes and files (bwrap's --size has no files)
+        args += ["--bind", os.path.join(workdir, SHM_DIR), "/dev/shm"]
+    else:
+        args += ["--tmpfs", "/dev/shm"]
+    args += ["--proc", "/proc", "--ro-bind-try", "/sys", "/sys"]
     for node in device_nodes:
         args += ["--dev-bind", node, node]
     # bwrap's own / and /dev are tmpfs of half the node's memory, writable by the sandbox's
@@ -734,7 +759,7 @@ def start(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fd
     preloaded instead (LD_PRELOAD: weaker, a path dlopen still works)."""
     workdir = tempfile.mkdtemp(prefix="pkb_sbx_", dir=run_root())
     if plan.tmp_quota:
-        err = _mount_tmpfs(workdir, plan.tmp_quota)
+        err = _mount_quota(workdir, plan, plan.tmp_quota)
         if err:
             remove_tree(workdir)
             raise SandboxError(f"cannot mount the sandbox's /tmp quota on {workdir}: {os.strerror(err)}")

@@ -257,7 +257,7 @@ def test_a_candidate_that_fills_its_disk_meets_the_quota(run_eval):
     res = run_eval(ADVERSARIAL / "fills_disk.py")
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
     assert "No space left on device" in res.message + res.log, res.log[-2000:]
-    assert "writes: /tmp" in res.sandbox and "MiB each" in res.sandbox, res.sandbox
+    assert "writes: /tmp" in res.sandbox and "files each" in res.sandbox, res.sandbox
     end = time.monotonic() + 30  # removed in the background after the verdict
     while _leftovers("pkb_fill_marker_rank*") and time.monotonic() < end:
         time.sleep(0.2)
@@ -304,3 +304,25 @@ def test_data_through_the_store_is_flagged(run_eval):
     assert res.correct and "store_channel" in res.flags, res.flags
     res = run_eval(ADVERSARIAL / "wrong_type.py")
     assert "store_channel" not in res.flags, res.flags
+
+
+def test_empty_files_stop_at_the_quota_of_files(run_eval):
+    """Millions of empty files cost no bytes: the sandbox's /tmp and /dev/shm are tmpfs
+    bounded in files too (sandbox.TMP_QUOTA_FILES), where the evaluator is root."""
+    import re
+
+    from pkb_ray.engine.sandbox import TMP_QUOTA_FILES, plan_sandbox
+
+    plan = plan_sandbox("auto")
+    if not (plan.tmp_quota and plan.kind.startswith("bwrap")):
+        pytest.skip("needs bubblewrap and root (the quota's tmpfs)")
+    res = run_eval(ADVERSARIAL / "fills_inodes.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    refused = re.findall(r"(/dev/shm|/tmp) refused file (\d+): ENOSPC", res.message)
+    assert [d for d, _ in refused] == ["/dev/shm", "/tmp"], res.message
+    assert all(int(n) <= TMP_QUOTA_FILES for _, n in refused), res.message
+    assert f"{TMP_QUOTA_FILES} files each" in res.sandbox, res.sandbox
+    end = time.monotonic() + 30  # removed in the background after the verdict
+    while _leftovers("pkb_inode_marker_rank*") and time.monotonic() < end:
+        time.sleep(0.5)
+    assert not _leftovers("pkb_inode_marker_rank*")

@@ -79,8 +79,8 @@ def test_sandbox_line_is_calm_and_log_parts_once():
     assert line.endswith("; nccl: replaced by a refusing stub")
     assert sandbox_line("bwrap+uid(pkb-sandbox)") == "bwrap+uid(pkb-sandbox)"
     # No note: the facts after the kind are not taken for one.
-    full = ("bwrap+uid(pkb-sandbox); writes: /tmp and /dev/shm 2048 MiB each; network: no AF_INET/AF_INET6 "
-            "socket, no io_uring (seccomp); nccl: replaced by a refusing stub")
+    full = ("bwrap+uid(pkb-sandbox); writes: /tmp and /dev/shm 2048 MiB and 65536 files each; network: no "
+            "AF_INET/AF_INET6 socket, no io_uring (seccomp); nccl: replaced by a refusing stub")
     assert sandbox_line(full) == full
     noted = sandbox_line("bwrap: no user x; bwrap as x fails: denied; writes: no quota (mounting a tmpfs needs root)")
     assert noted == ("bwrap (the strongest available here; not stronger because: no user x; bwrap as x fails: "
