@@ -29,6 +29,19 @@ Cores are taken from the top of what this process may use, two per GPU by its in
 (nvidia-smi's), leaving the lowest ones to the node, Ray and the system; a machine with too
 few cores for every GPU it has is not pinned at all. The GPU's own NUMA node is not
 preferred yet (the judge and both workers of a GPU are on the same side either way).
+
+On cpu the calls are the work the judge times, and how fast a rank's threads hand work to
+each other (its gloo loop threads) depends on their scheduling class: there BOTH workers
+yield (SCHED_IDLE, autogroup nice 19) and neither is pinned (yields()). Measured on a
+2-core CPU machine, 2026-11-26, CPU self-checks of 12 references timed against themselves
+(benchmarks/results/cpu_selfcheck_2026-11-26): as before (SCHED_OTHER, unpinned) the
+geomean read 1.011, 0.993, 1.009 with log(speedup) spread 0.157 over the 36; both yielding,
+unpinned, 0.953-1.051 over six runs, spread 0.094 (0.066 with the next evaluation's
+sandboxes started after this one: node.py); the candidate alone yielding made a reference
+read 2.3-3.4 against itself (SCHED_IDLE ran its calls in a third of the time); rank r of both
+workers pinned to core r beside judge r, both yielding: bimodal, 0.68-0.79 or 1.22-1.42
+(spread 0.27). The price of both yielding: a candidate's spinning thread shares a core with
+the reference's half at equal weight, as it did before (README, Known limits).
 """
 
 from __future__ import annotations
@@ -58,6 +71,12 @@ def plan(gpu_indices: list[int], gpus_on_node: int, allowed: list[int] | None = 
     return tuple(RankCores(*(top[PER_GPU * g + i] for i in range(PER_GPU))) for g in gpu_indices)
 
 
+def yields(device: str, role: str, pinned: bool) -> bool:
+    """Whether a worker of `role` (reference | candidate) yields: on cuda the candidate's,
+    and only where it is pinned (the docstring above); on cpu both, unpinned."""
+    return device == "cpu" or (role == "candidate" and pinned)
+
+
 def _threads() -> list[int]:
     try:
         return [int(t) for t in os.listdir("/proc/self/task")]
@@ -70,7 +89,7 @@ def pin_process(core: int, yields: bool = False) -> bool:
     `yields`, at SCHED_IDLE in an autogroup of nice 19. False, and not pinned, when the
     yielding cannot be had or the core may not be used (what yielding it got, it keeps:
     that can only slow it)."""
-    if yields and not _yield_core():
+    if yields and not yield_process():
         return False
     before = os.sched_getaffinity(0)
     for tid in _threads():
@@ -86,7 +105,9 @@ def pin_process(core: int, yields: bool = False) -> bool:
     return True
 
 
-def _yield_core() -> bool:
+def yield_process() -> bool:
+    """Every thread of this process at SCHED_IDLE, its autogroup at nice 19 (threads made
+    later inherit the class); False where that cannot be had."""
     for tid in _threads():
         try:
             os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))

@@ -161,7 +161,8 @@ class JudgeNode:
         fds = [b.fileno() for _, b in pairs]
         # The ranks set up their device and group as soon as they exist (engine/worker/rank.py).
         start = spawn.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
-                                  cores=[c.workers for c in spec.cores], yields=role == "candidate")
+                                  cores=[c.workers for c in spec.cores],
+                                  yields=cpu_pins.yields(spec.device, role, pinned=bool(spec.cores)))
         env = spawn.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
                               torch_cuda_arch_list=spec.torch_cuda_arch_list)
         box = spawn.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
@@ -205,7 +206,15 @@ class JudgeNode:
         # The reference is timed in a worker of the same kind as the candidate's: the same
         # sandbox, launch, gate and clock (engine/judge/timing/__init__.py says why).
         ref = self._take_sandbox("reference", False) if timed else None
-        self.prewarm(job.guard, timed)
+        # The next evaluation's sandboxes start now, their imports overlapping this one,
+        # where the GPU's ranks have cores of their own. On cpu the ranks share the
+        # machine's cores with everything: two zygotes importing torch took cores from this
+        # evaluation's timing phase, and the spread of references timed against themselves
+        # fell from 0.094 to 0.066 in log(speedup) with them started after it (36 each,
+        # 2-core CPU machine, same sweep time: engine/cpu_pins.py).
+        overlap = self.spec.device != "cpu"
+        if overlap:
+            self.prewarm(job.guard, timed)
         boxes = [sb] + ([ref] if ref is not None else [])
         try:
             if extensions_from and os.path.isdir(extensions_from):
@@ -255,6 +264,8 @@ class JudgeNode:
         finally:
             for box in boxes:
                 box.proc.kill(wait=False)
+            if not overlap and self.judges:  # after stop() the next run starts everything afresh
+                self.prewarm(job.guard, timed)
             names = ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]
             out.logs = {name: sb.proc.log_tail(name) for name in names}
             if ref is not None and out.harness_error:

@@ -78,7 +78,8 @@ class WorkerStart(m.Message):
     cores: list[int] = field(default_factory=list)
     """Rank r's core (engine/cpu_pins.py), pinned before the candidate exists; empty: none."""
     yields: bool = False
-    """The candidate's worker: its pinned ranks run at SCHED_IDLE (cpu_pins.py says why)."""
+    """Its ranks run at SCHED_IDLE: the candidate's pinned ones on cuda, both workers' on cpu
+    (cpu_pins.yields says why)."""
 
 
 @dataclass(frozen=True)

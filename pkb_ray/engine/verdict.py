@@ -117,8 +117,9 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
 def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
     """The times of record, both halves by the judge's window (timing/__init__.py); the
     workers' own clocks only as evidence. The interval is the paired bootstrap's, with no
-    allowance added: both halves are one instrument (the reference against itself:
-    benchmarks/results/self_timing_*)."""
+    allowance for a bias (both halves are one instrument: the reference against itself,
+    benchmarks/results/self_timing_*), widened on cpu by the measured spread between
+    evaluations (timing/stats.py, BETWEEN_EVALUATIONS_SD)."""
     ev, ref, cand = timing_evidence.evidence(samples)
     result.timing = ev
     result.reference_ms = statistics.median(ref)
@@ -138,7 +139,8 @@ def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
         result.flags = sorted(flags)
         return (f" and {result.checked_timed_calls} secretly checked timed calls; no speedup: {ev.unmeasurable} "
                 f"({how})")
-    point, lo, hi = timing_stats.speedup_interval(ref, cand)
+    point, lo, hi = timing_stats.speedup_interval(
+        ref, cand, between_sd=timing_stats.BETWEEN_EVALUATIONS_SD.get(device, 0.0))
     result.speedup = point
     result.speedup_ci_low = lo if lo == lo else None
     result.speedup_ci_high = hi if hi == hi else None

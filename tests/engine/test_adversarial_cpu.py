@@ -326,3 +326,22 @@ def test_empty_files_stop_at_the_quota_of_files(run_eval):
     while _leftovers("pkb_inode_marker_rank*") and time.monotonic() < end:
         time.sleep(0.5)
     assert not _leftovers("pkb_inode_marker_rank*")
+
+
+def test_on_cpu_the_candidate_runs_at_sched_idle_unpinned(run_eval, tmp_path):
+    """On cpu both workers' ranks run at SCHED_IDLE and neither is pinned (engine/cpu_pins.py:
+    one scheduling class for both halves); the candidate cannot leave the class
+    (test_a_rank_can_change_neither_its_core_nor_its_scheduling_class)."""
+    import re
+
+    path = tmp_path / "says_how.py"
+    path.write_text("import os\n"
+                    "import torch.distributed as dist\n"
+                    "def solution(x):\n"
+                    "    raise RuntimeError(f'rank {dist.get_rank()} cores {len(os.sched_getaffinity(0))} '\n"
+                    "                       f'idle {os.sched_getscheduler(0) == os.SCHED_IDLE}')\n")
+    res = run_eval(path)
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    said = re.search(r"rank \d+ cores (\d+) idle (\w+)", res.message)
+    assert said, res.message
+    assert said.groups() == (str(len(os.sched_getaffinity(0))), "True"), res.message

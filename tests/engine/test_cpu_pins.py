@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pkb_ray.engine.cpu_pins import PER_GPU, RESERVED, RankCores, plan
+from pkb_ray.engine.cpu_pins import PER_GPU, RESERVED, RankCores, plan, yields
 
 
 def test_three_cores_per_gpu_from_the_top_none_shared():
@@ -74,3 +74,10 @@ def test_every_rank_of_a_worker_yields_and_is_pinned_not_only_the_first():
             "os.close(w); print(os.read(r, 1000).decode())\n" % core)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert sorted(out.stdout.split()) == [f"True:[{core}]"] * 2, out.stdout + out.stderr
+
+
+def test_on_cpu_both_workers_yield_on_cuda_the_pinned_candidate_only():
+    assert yields("cpu", "reference", pinned=False) and yields("cpu", "candidate", pinned=False)
+    assert yields("cuda", "candidate", pinned=True)
+    assert not yields("cuda", "reference", pinned=True)
+    assert not yields("cuda", "candidate", pinned=False)  # unpinned on cuda: one class for both

@@ -10,7 +10,7 @@ import torch
 from pkb_ray.engine import static_check
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
-from pkb_ray.engine.judge.timing.stats import rel_ci_of_median
+from pkb_ray.engine.judge.timing.stats import BETWEEN_EVALUATIONS_SD, rel_ci_of_median, speedup_interval
 from pkb_ray.records import FailureClass
 
 from .conftest import ADVERSARIAL
@@ -83,6 +83,22 @@ def test_env_allow_list():
     d = dict(base)
     removed = scrub_secrets(d)
     assert "OPENAI_API_KEY" in removed and "PATH" in d and "OPENAI_API_KEY" not in d
+
+
+def test_the_spread_between_evaluations_widens_the_interval_about_the_same_point():
+    ref = [1.0 + 0.02 * ((7 * i) % 11) for i in range(60)]
+    cand = [1.0 + 0.02 * ((5 * i) % 13) for i in range(60)]
+    point, lo, hi = speedup_interval(ref, cand)
+    sd = BETWEEN_EVALUATIONS_SD["cpu"]
+    wpoint, wlo, whi = speedup_interval(ref, cand, between_sd=sd)
+    assert wpoint == point and wlo < lo <= point <= hi < whi
+    # In log space each side grows in quadrature by 1.96 x the spread, no more.
+    assert math.log(point / wlo) == pytest.approx(math.hypot(math.log(point / lo), 1.959964 * sd), rel=1e-4)
+    assert math.log(whi / point) == pytest.approx(math.hypot(math.log(hi / point), 1.959964 * sd), rel=1e-4)
+    # Identical samples: no bootstrap spread, only the spread between evaluations.
+    p, a, b = speedup_interval([1.0] * 10, [1.0] * 10, between_sd=0.1)
+    assert p == 1.0 and a == pytest.approx(math.exp(-0.1959964), rel=1e-4) and b == pytest.approx(1 / a, rel=1e-6)
+    assert "cuda" not in BETWEEN_EVALUATIONS_SD  # none measured there: no allowance
 
 
 def test_rel_ci_of_median():

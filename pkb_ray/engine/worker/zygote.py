@@ -37,6 +37,8 @@ def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
         # Before setup: the threads CUDA and the process group start inherit it, and a
         # guarded rank's filter refuses sched_setaffinity from then on.
         cpu_pins.pin_process(start.cores[r], yields=start.yields)
+    elif start.yields:  # cpu: both workers, unpinned (cpu_pins.yields)
+        cpu_pins.yield_process()
     worker.setup(r, start.world_size, start.device, start.guard, SETUP_TIMEOUT_S)
     worker.serve()
     return 0
