@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator
 
 from pkb_ray.engine.judge.control import TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault
-from pkb_ray.engine.judge.session import Session, WorkerSide
+from pkb_ray.engine.judge.session import Session, TimedRun, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
 from pkb_ray.engine.judge.timing import stats
 from pkb_ray.engine.judge.timing.evidence import LEAST_SHARE
@@ -130,8 +130,8 @@ class Interleaved:
         return HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
                        expired=r.expired)
 
-    def check_half(self, side: WorkerSide, r: Any, placed: list, slots: list, check: tuple[int, Any] | None,
-                   n: int) -> None:
+    def check_half(self, side: WorkerSide, r: TimedRun, placed: list, slots: list,
+                   check: tuple[int, Any] | None, n: int) -> None:
         s = self.s
         if side is self.cand_side:
             for j, p in enumerate(placed):
