@@ -192,8 +192,9 @@ def _probe(plan: "SandboxPlan") -> str:
             return "cannot mount a tmpfs for /tmp"
         os.chmod(workdir, 0o700)
         if plan.uid is not None:
-            for d in ([os.path.join(workdir, SHM_DIR)] if os.path.isdir(os.path.join(workdir, SHM_DIR)) else []) + [workdir]:
-                os.chown(d, plan.uid, plan.gid or plan.uid)
+            for d in (os.path.join(workdir, SHM_DIR), workdir):
+                if os.path.isdir(d):
+                    os.chown(d, plan.uid, plan.gid or plan.uid)
         py = [sys.executable, "-c", "import sys"]
         if plan.kind.startswith("bwrap"):
             cmd = _bwrap_args(plan, workdir, [], import_paths([]), {}) + ["--"] + py
