@@ -103,9 +103,10 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _mount_tmpfs(path: str, size: int, files: int = TMP_QUOTA_FILES) -> int:
-    """Mount a tmpfs of `size` bytes and `files` inodes on `path` (mode 0700); 0, or the errno."""
-    opts = f"size={size},nr_inodes={files},mode=0700".encode()
+def _mount_tmpfs(path: str, size: int) -> int:
+    """Mount a tmpfs of `size` bytes and TMP_QUOTA_FILES inodes on `path` (mode 0700); 0, or
+    the errno."""
+    opts = f"size={size},nr_inodes={TMP_QUOTA_FILES},mode=0700".encode()
     rc = _libc().mount(b"pkb_sandbox", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts)
     return 0 if rc == 0 else ctypes.get_errno()
 
