@@ -11,7 +11,8 @@ holds in every sandbox kind (bwrap's network namespace has a loopback, uid and n
 have the host's network).
 
 The same filter refuses sched_setaffinity, sched_setscheduler, sched_setattr and setsid
-(engine/cpu_pins.py says why), ptrace and process_vm_readv/writev, unshare and mount.
+(engine/cpu_pins.py says why), ptrace and process_vm_readv/writev, unshare, mount and clone
+into a new namespace (clone3 answers ENOSYS), and sending SIGCONT (engine/judge/freezer.py).
 
 What stays allowed: Unix sockets (the judge's channel; symmetric memory passes its CUDA
 handles over AF_UNIX), files, and everything else. io_uring is refused because it can
@@ -26,11 +27,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import signal
 import socket
 
 _ACT_ALLOW = 0x7FFF0000
 _ACT_ERRNO = 0x00050000
 _CMP_EQ = 4
+_CMP_MASKED_EQ = 7
 _FLTATR_CTL_TSYNC = 4
 REFUSED_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 REFUSED_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register",
@@ -42,8 +45,21 @@ REFUSED_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register",
                  # Nor reach another process's memory (its zygote runs unfiltered).
                  "ptrace", "process_vm_readv", "process_vm_writev",
                  # Nor make a user namespace to mount a tmpfs of its own past the quota
-                 # (sandbox.py); clone(CLONE_NEWUSER) is not refused: Known limits.
+                 # (sandbox.py): unshare here, clone below.
                  "unshare", "mount")
+NAMESPACE_FLAGS = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
+                   0x40000000)
+"""CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: clone() with any
+of them is refused (its flags are its first argument)."""
+NO_CLONE3 = "clone3"
+"""clone3's flags sit in a struct a filter cannot read: it fails with ENOSYS, and glibc falls
+back to clone() (threads and fork both), whose flags it can (Docker's default profile does
+the same)."""
+SIGNALS = (("kill", 1), ("tkill", 1), ("tgkill", 2), ("rt_sigqueueinfo", 1), ("rt_tgsigqueueinfo", 2),
+           ("pidfd_send_signal", 1))
+"""(call, index of its signal argument): none may send SIGCONT. On cpu the judges stop a
+rank's processes while the reference's half runs (engine/judge/freezer.py); a process of
+another rank, or one the judge has not stopped yet, would resume them."""
 
 
 class NoNetworkUnavailable(RuntimeError):
@@ -83,6 +99,17 @@ def install() -> None:
             nr = lib.seccomp_syscall_resolve_name(call.encode())
             if nr >= 0 and lib.seccomp_rule_add(ctx, deny, nr, 0) != 0:
                 raise NoNetworkUnavailable(f"seccomp_rule_add({call}) failed")
+        nr = lib.seccomp_syscall_resolve_name(b"clone")
+        for flag in NAMESPACE_FLAGS:
+            if lib.seccomp_rule_add(ctx, deny, nr, 1, _ArgCmp(0, _CMP_MASKED_EQ, flag, flag)) != 0:
+                raise NoNetworkUnavailable(f"seccomp_rule_add(clone, {flag:#x}) failed")
+        nr = lib.seccomp_syscall_resolve_name(NO_CLONE3.encode())
+        if nr >= 0 and lib.seccomp_rule_add(ctx, _ACT_ERRNO | errno.ENOSYS, nr, 0) != 0:
+            raise NoNetworkUnavailable("seccomp_rule_add(clone3) failed")
+        for call, arg in SIGNALS:
+            nr = lib.seccomp_syscall_resolve_name(call.encode())
+            if nr >= 0 and lib.seccomp_rule_add(ctx, deny, nr, 1, _ArgCmp(arg, _CMP_EQ, signal.SIGCONT, 0)) != 0:
+                raise NoNetworkUnavailable(f"seccomp_rule_add({call}, SIGCONT) failed")
         if lib.seccomp_attr_set(ctx, _FLTATR_CTL_TSYNC, 1) != 0:
             raise NoNetworkUnavailable("seccomp cannot filter every thread (TSYNC)")
         rc = lib.seccomp_load(ctx)  # sets no_new_privs itself
