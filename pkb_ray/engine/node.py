@@ -234,7 +234,8 @@ class JudgeNode:
             eval_id = uuid.uuid4().hex[:12]
             page_fds = [GatePage.create_fd() for _ in boxes]
             seed = int.from_bytes(os.urandom(8), "little") & ((1 << 62) - 1)
-            msg = dataclasses.replace(job, eval_id=eval_id, seed=seed)
+            msg = dataclasses.replace(job, eval_id=eval_id, seed=seed, candidate_root_pid=sb.proc.popen.pid,
+                                      reference_root_pid=ref.proc.popen.pid if ref is not None else 0)
             try:
                 for r, j in enumerate(self.judges):
                     fds = [fd for box, page in zip(boxes, page_fds) for fd in (box.ends[r].fileno(), page)]

@@ -77,6 +77,9 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
     seconds["sandbox_wait"] = out.sandbox_wait_s
     seconds["node_run"] = out.wall_s
     result.evidence = {"seconds": {k: round(v, 3) for k, v in seconds.items()}}
+    # What a judge noted of its own workers (a gate it could not map, a worker it could not
+    # stop between halves): every rank's, once.
+    result.flags = list(dict.fromkeys(result.flags + [f for r in reports.values() for f in r.flags]))
     result.checked_timed_calls = min((r.checked_timed_calls for r in reports.values()), default=0)
     if out.harness_error:
         _fail(result, FailureClass.HARNESS_ERROR, f"harness error: {out.harness_error}")

@@ -282,7 +282,8 @@ def test_a_rank_can_change_neither_its_core_nor_its_scheduling_class(run_eval):
 
 def test_no_write_past_the_quota_and_no_reach_into_the_zygote(run_eval):
     """Where the quota holds (root), bubblewrap's own / and /dev are read-only and a new user
-    namespace is refused; a rank can neither ptrace its zygote nor read its memory."""
+    namespace is refused (unshare, clone; clone3 answers ENOSYS); a rank can neither ptrace
+    its zygote nor read its memory."""
     from pkb_ray.engine.sandbox import plan_sandbox
 
     plan = plan_sandbox("auto")
@@ -290,7 +291,8 @@ def test_no_write_past_the_quota_and_no_reach_into_the_zygote(run_eval):
         pytest.skip("needs bubblewrap and root (the quota's tmpfs)")
     res = run_eval(ADVERSARIAL / "escapes_quota.py")
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
-    for refusal in ("/pkb_escape_marker: EROFS", "/dev/pkb_escape_marker: EROFS", "unshare: E"):
+    for refusal in ("/pkb_escape_marker: EROFS", "/dev/pkb_escape_marker: EROFS", "unshare: E", "clone: EACCES",
+                    "clone3: ENOSYS"):
         assert refusal in res.message, res.message
     res = run_eval(ADVERSARIAL / "attaches_zygote.py")
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
@@ -345,3 +347,25 @@ def test_on_cpu_the_candidate_runs_at_sched_idle_unpinned(run_eval, tmp_path):
     said = re.search(r"rank \d+ cores (\d+) idle (\w+)", res.message)
     assert said, res.message
     assert said.groups() == (str(len(os.sched_getaffinity(0))), "True"), res.message
+
+
+def test_a_spinner_left_running_beside_the_reference_gains_nothing(run_eval):
+    """On cpu a candidate's process that spins only while the reference's half runs took
+    cores from it at equal weight: 0.46 and 0.64 against 0.14-0.17 for the same exchange
+    without it (2-core machine, 2026-11-26). The judges stop the candidate's rank and its
+    children while the reference's half runs (engine/judge/freezer.py)."""
+    honest = [run_eval(CANDIDATES / "store_exchange.py") for _ in range(2)]
+    res = run_eval(ADVERSARIAL / "spins_beside_reference.py")
+    assert res.correct and all(h.correct for h in honest), res.message
+    assert not any(f.endswith("_not_frozen") for f in res.flags), res.flags
+    best = max(h.speedup for h in honest)
+    assert res.speedup < 1.5 * best, (res.speedup, [h.speedup for h in honest], res.message)
+
+
+def test_a_rank_cannot_resume_a_stopped_process(run_eval):
+    """What the judges stop between halves stays stopped: the filter refuses SIGCONT by any
+    of the calls that send a signal."""
+    res = run_eval(ADVERSARIAL / "resumes_processes.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    for refusal in ("kill: EACCES", "tgkill: EACCES", "pidfd_send_signal: EACCES"):
+        assert refusal in res.message, res.message

@@ -66,6 +66,10 @@ class JudgeJob(Message):
     seed: int = 0
     """Set by the node, from os.urandom, for this evaluation alone: its secret. Every input
     and every choice of checked call derives from it."""
+    candidate_root_pid: int = 0
+    reference_root_pid: int = 0
+    """Set by the node: the first process of each worker's sandbox, on the host (0: none). On
+    cpu a judge stops the worker whose half is not being timed (judge/freezer.py)."""
 
 
 @dataclass(frozen=True)

@@ -63,8 +63,9 @@ def main() -> int:
             return 0
         # The candidate worker's channel and gate page, then (timed jobs) the reference
         # worker's.
-        sides = [_side(name, fds[i], fds[i + 1], world)
-                 for name, i in (("candidate", 0), ("reference", 2)) if len(fds) >= i + 2]
+        sides = [_side(name, fds[i], fds[i + 1], world, root)
+                 for name, i, root in (("candidate", 0, msg.candidate_root_pid), ("reference", 2, msg.reference_root_pid))
+                 if len(fds) >= i + 2]
         try:
             report = Session(ctx, msg, sides[0], sides[1] if len(sides) > 1 else None, notify, run_timing).run()
         finally:
@@ -76,7 +77,7 @@ def main() -> int:
         frames.send(ctl, m.to_wire(report))
 
 
-def _side(name: str, worker_fd: int, page_fd: int, world: int) -> Any:
+def _side(name: str, worker_fd: int, page_fd: int, world: int, root_pid: int) -> Any:
     from pkb_ray.engine.judge.link import WorkerLink
     from pkb_ray.engine.judge.session import WorkerSide
     from pkb_ray.engine.wire.gate import GatePage, GateUnavailable
@@ -85,7 +86,8 @@ def _side(name: str, worker_fd: int, page_fd: int, world: int) -> Any:
         page: GatePage | None = GatePage(page_fd, world)
     except GateUnavailable:
         page = None
-    return WorkerSide(name=name, link=WorkerLink(socket.socket(fileno=worker_fd)), page=page, page_fd=page_fd)
+    return WorkerSide(name=name, link=WorkerLink(socket.socket(fileno=worker_fd)), page=page, page_fd=page_fd,
+                      root_pid=root_pid)
 
 
 if __name__ == "__main__":

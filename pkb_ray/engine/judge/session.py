@@ -30,6 +30,7 @@ import torch
 from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
+from pkb_ray.engine.judge.freezer import FreezeUnavailable, RankFreezer
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReport, TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault, WorkerLink
 from pkb_ray.engine.judge.stop import Stop
@@ -93,6 +94,10 @@ class WorkerSide:
     layout: Layout | None = None
     gated: bool = False
     gen: int = 0
+    root_pid: int = 0
+    """The first process of this worker's sandbox on the host (the node's word; 0: none)."""
+    freezer: RankFreezer | None = None
+    """cpu, timed jobs: stops this worker's rank while the other worker's half is timed."""
 
 
 @dataclass(frozen=True)
@@ -258,9 +263,18 @@ class Session:
         for side in self.sides:
             # The reference worker runs the problem's own PyTorch + NCCL code: no guard.
             guard = self.job.guard if side is self.cand else False
-            self.ask(side, m.Hello(rank=self.ctx.rank, world_size=self.ctx.world_size, device=self.device,
-                                   guard=guard, store_timeout_s=timeout),
-                     (m.Ready,), self.timeouts.start_s, "start-up")
+            ready = self.ask(side, m.Hello(rank=self.ctx.rank, world_size=self.ctx.world_size, device=self.device,
+                                           guard=guard, store_timeout_s=timeout),
+                             (m.Ready,), self.timeouts.start_s, "start-up")
+            assert isinstance(ready, m.Ready)
+            if self.timed and not self.ctx.cuda and side.root_pid > 0:
+                # Now, before any candidate code exists: the pid it reports and the zygote's
+                # children (the ranks) are the harness's word (judge/freezer.py).
+                try:
+                    side.freezer = RankFreezer(side.root_pid, ready.pid)
+                except (FreezeUnavailable, OSError, IndexError) as e:
+                    self.report.flags.append(f"{side.name}_not_frozen")
+                    self.report.log += f"{side.name} worker cannot be stopped between halves: {e}\n"
 
     def reference(self, args: tuple) -> Any:
         out = self.problem.solution(*inp.clone(args))

@@ -51,6 +51,16 @@ def _not_dumpable() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
+def _adopts_orphans() -> None:
+    """A process a rank made that outlives its parent becomes this one's child (not the
+    sandbox's init's, nor the host's): the judges find it there and stop it with the rank
+    (engine/judge/freezer.py); reap() ignores children that are not ranks."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
 def main() -> int:
     file_limit.apply()
     start = payload(WorkerStart)
@@ -61,6 +71,7 @@ def main() -> int:
 
     import pkb_ray.engine.worker.rank  # noqa: F401
     print("ready", flush=True)
+    _adopts_orphans()
     pids = reap.fork_ranks(len(fds), workdir, lambda r: _rank_main(r, start, workdir))
     # This process has no filter, no pin and the ranks' user: a rank that attached to it
     # (ptrace, /proc/<pid>/mem) could run a thread here that opens sockets or takes the

@@ -14,8 +14,13 @@ on the reference worker through the phase (it runs no candidate code); on cpu, a
 there are five, a calibration on both workers before any code but the harness's exists in
 them. Samples alternate which half goes first, each first half right after an empty run on its
 own worker (E R C | W C R: the reference worker's empty run E sets the floor, the candidate's
-W is only a warm-up; sampling.Interleaved.one says why). A worker's own clock is reported beside
-and kept as evidence: it flags a lie and never sets a figure.
+W is only a warm-up; sampling.Interleaved.first says why); the candidate's inputs and sampled
+outputs are checked after both halves, so that neither half starts behind the checks. On cpu,
+where both workers share every core at one scheduling class, the worker whose half is not
+being timed is stopped (judge/freezer.py): a candidate's process left spinning beside the
+reference's half would otherwise take its cores at equal weight, and both halves now start
+from the same state (their worker just resumed, the other stopped). A worker's own clock is
+reported beside and kept as evidence: it flags a lie and never sets a figure.
 
 Why this one, against what we measured before (docs/design.md, benchmarks/results/):
 - Reference by CUDA events in the judge, candidate by the worker's own events, and the

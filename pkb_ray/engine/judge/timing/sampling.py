@@ -68,6 +68,18 @@ class PairRow:
     """The same number of do-nothing calls on the reference worker, right after the pair."""
 
 
+@dataclass
+class _FirstHalf:
+    """A pair between its halves (on cpu a gather of the judges separates them)."""
+    sets: list
+    n: int
+    check: tuple[int, Any] | None
+    empty: HalfRow | None
+    ref: HalfRow | None = None
+    cand: HalfRow | None = None
+    checks: Callable[[], None] | None = None
+
+
 class Interleaved:
     def __init__(self, session: Session) -> None:
         self.s = session
@@ -95,6 +107,10 @@ class Interleaved:
         self.empty_win: list[float] = []
         """Windows of the empty runs of the main loop: the floor once there are enough."""
         self.checked = 0
+        self.freezing = False
+        """cpu: the worker whose half is not being timed is stopped (judge/freezer.py); every
+        judge agrees on it at the phase's start."""
+        self.running: WorkerSide | None = None
         self.impossible: list[str] = []
         self.before_open: list[float] = []
         self.spent: dict[str, float] = {}
@@ -110,9 +126,10 @@ class Interleaved:
             self.spent[part] = self.spent.get(part, 0.0) + time.perf_counter() - t0
 
     # ------------------------------------------------------------------ one half of a pair
-    def half(self, side: WorkerSide, sets: list[tuple], check: tuple[int, Any] | None, n: int) -> HalfRow:
-        """k calls on one worker, its window on this judge's clock; the candidate's inputs
-        and (secretly chosen) outputs are checked."""
+    def half(self, side: WorkerSide, sets: list[tuple], check: tuple[int, Any] | None,
+             n: int) -> tuple[HalfRow, Callable[[], None]]:
+        """k calls on one worker, its window on this judge's clock; and the checks of the
+        candidate's inputs and (secretly chosen) outputs, to run once the pair is done."""
         s = self.s
         assert side.layout is not None
         side.layout.reset()
@@ -123,12 +140,12 @@ class Interleaved:
                 placed.append(p)
                 slots.append(sl)
                 calls.append(c)
+        self.awake(side)
         with self.clock("runs"):
             r = s.run_timed(side, calls, hold=self.hold, timeout_s=max(1.0, self.deadline - time.monotonic()))
-        with self.clock("checks"):
-            self.check_half(side, r, placed, slots, check, n)
-        return HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
-                       expired=r.expired)
+        row = HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
+                      expired=r.expired)
+        return row, lambda: self.check_half(side, r, placed, slots, check, n)
 
     def check_half(self, side: WorkerSide, r: TimedRun, placed: list, slots: list,
                    check: tuple[int, Any] | None, n: int) -> None:
@@ -178,15 +195,46 @@ class Interleaved:
         side.layout.reset()
         with self.clock("place"):
             calls = [s.call(side, s.trial_args[0], s.trial_expected[0])[2] for _ in range(k)]
+        self.awake(side)
         with self.clock("runs"):
             r = s.run_timed(side, calls, hold=self.hold, timeout_s=max(1.0, self.deadline - time.monotonic()),
                             calibrate=True)
         return HalfRow(t_ready=r.t_ready, t_open=r.t_open, t_done=r.t_done, report_ms=r.reported_ms,
                        expired=r.expired)
 
-    def one(self, sets: list[tuple], n: int, check_j: int | None, empty: bool = False) -> PairRow:
-        """One pair on this judge: both halves on `sets`, in the order the sample's parity says
-        (and, if asked, the empty run after them)."""
+    def awake(self, side: WorkerSide) -> None:
+        """cpu: `side`'s rank runs, the other worker's rank is stopped (judge/freezer.py).
+        Called only where every judge's previous half has ended (after a gather): a peer
+        rank still finishing its half must not be stopped under its judge."""
+        if not self.freezing or self.running is side:
+            return
+        other = self.ref_side if side is self.cand_side else self.cand_side
+        assert side.freezer is not None and other.freezer is not None
+        with self.clock("freeze"):
+            other.freezer.freeze()
+            side.freezer.thaw()
+        self.running = side
+
+    def thaw_all(self) -> None:
+        for side in (self.ref_side, self.cand_side):
+            if side.freezer is not None:
+                side.freezer.thaw()
+        self.running = None
+
+    def sample(self, make_sets: Callable[[], list[tuple]], n: int, check_j: int | None,
+               empty: bool = False) -> list[PairRow]:
+        """One pair on every judge: each judge's PairRow. Where workers are stopped between
+        halves (cpu) the pair is two steps, so that each second half starts after every
+        judge's first half ended."""
+        if not self.freezing:
+            return self.step(lambda: self.second(self.first(make_sets(), n, check_j, empty)))
+        part: list[_FirstHalf] = []
+        self.step(lambda: part.append(self.first(make_sets(), n, check_j, empty)))
+        return self.step(lambda: self.second(part[0]))
+
+    def first(self, sets: list[tuple], n: int, check_j: int | None, empty: bool) -> "_FirstHalf":
+        """The pair's first half, in the order the sample's parity says (and, if asked, the
+        empty run before it)."""
         check = None
         if check_j is not None:
             # Before any worker runs: the reference is a collective of the judges, and a
@@ -214,14 +262,27 @@ class Interleaved:
         e = None
         if n % 2 == 0:
             e = self.empty_half(len(sets)) if empty else None
-            ref = self.half(self.ref_side, sets, None, n)
-            cand = self.half(self.cand_side, sets, check, n)
+            ref, _ = self.half(self.ref_side, sets, None, n)
+            return _FirstHalf(sets, n, check, e, ref=ref)
+        if empty:
+            self.empty_half(len(sets), self.cand_side)
+        cand, checks = self.half(self.cand_side, sets, check, n)
+        return _FirstHalf(sets, n, check, e, cand=cand, checks=checks)
+
+    def second(self, f: "_FirstHalf") -> PairRow:
+        """The pair's second half, then the checks of the candidate's half: after both halves,
+        so neither half waits behind them (on odd samples the reference's had, and the
+        reference went second after a gap the candidate's never had)."""
+        if f.ref is None:
+            ref, _ = self.half(self.ref_side, f.sets, None, f.n)
+            cand, checks = f.cand, f.checks
         else:
-            if empty:
-                self.empty_half(len(sets), self.cand_side)
-            cand = self.half(self.cand_side, sets, check, n)
-            ref = self.half(self.ref_side, sets, None, n)
-        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(sets)), empty=e)
+            ref = f.ref
+            cand, checks = self.half(self.cand_side, f.sets, f.check, f.n)
+        assert cand is not None and checks is not None
+        with self.clock("checks"):
+            checks()
+        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(f.sets)), empty=f.empty)
 
     def combine(self, rows: list[PairRow]) -> tuple[float, float, float, float, float, bool]:
         """(ref window, cand window, ref report, cand report, floor, any gate expired) of one
@@ -270,10 +331,19 @@ class Interleaved:
         trial_sets = s.trial_args
         if not all(self.ctx.group.gather(self.hold)):
             self.hold = False
+        both = self.ref_side.freezer is not None and self.cand_side.freezer is not None
+        self.freezing = all(self.ctx.group.gather(both))
+        try:
+            self.sample_all(trial_sets, t_phase)
+        finally:
+            self.thaw_all()
+
+    def sample_all(self, trial_sets: list[tuple], t_phase: float) -> None:
+        s = self.s
         # Probe: can both halves be held behind their gates, and how long is one call?
         probe = []
         for i in range(PROBES):
-            rows = self.step(lambda i=i: self.one([trial_sets[i % len(trial_sets)]], i, None))
+            rows = self.sample(lambda i=i: [trial_sets[i % len(trial_sets)]], i, None)
             probe.append(self.combine(rows))
         self.impossible.clear()
         if any(p[5] for p in probe):
@@ -302,7 +372,7 @@ class Interleaved:
         t_warm, i = time.monotonic(), 0
         while True:
             sets = [trial_sets[(i * k + j) % len(trial_sets)] for j in range(k)]
-            self.step(lambda sets=sets, i=i: self.one(sets, i, None))
+            self.sample(lambda sets=sets: sets, i, None)
             i += 1
             if i >= WARM_MIN and any(self.ctx.group.gather(
                     time.monotonic() - t_warm >= self.cfg.warmup_ms / 1e3 or i >= WARM_MAX)):
@@ -319,7 +389,7 @@ class Interleaved:
                 check_j = None
                 if n in planned or (n >= min_n and self.rng.random() < 0.05):
                     check_j = self.rng.randrange(k)
-                rows = self.step(lambda n=n, c=check_j: self.one(self.fresh(k), n, c, empty=self.empty))
+                rows = self.sample(lambda: self.fresh(k), n, check_j, empty=self.empty)
                 ref_w, cand_w, ref_r, cand_r, floor, expired = self.combine(rows)
                 if expired and self.hold:
                     # A gate held a call until it timed out: those times are wrong. Go on

@@ -1,0 +1,125 @@
+"""Stop a worker's rank (SIGSTOP) while the other worker's half is timed on cpu.
+
+Why: on cpu both workers' ranks share every core at one scheduling class (engine/cpu_pins.py
+says why they must), so a candidate thread that spins while the reference's half runs takes
+cores from the reference at equal weight and makes the candidate look faster; one that spins
+only then costs its own half nothing. On GPUs the candidate yields its core to the reference
+worker instead (pinned, SCHED_IDLE). Here a judge stops its rank's candidate processes, and
+every process the candidate made that outlived its parent, before each of the reference's
+halves, and the reference's rank before each of the candidate's, so both halves start from
+the same state. A rank cannot resume them: the filter refuses SIGCONT (worker/no_network.py).
+
+What is stopped is found from the host, not from anything a worker says after its candidate
+exists: the sandbox's first process (the node passes its pid), the rank's own pid as the rank
+gave it before any candidate code was loaded (its Hello, translated through /proc's NSpid
+where the sandbox has a pid namespace), and the zygote's children at that time (the ranks:
+the zygote is a child subreaper, so an orphan of any rank is re-parented to it, and is
+therefore a zygote child that is not a rank). Another rank's processes are its own judge's:
+stopping them from here would stop a peer still finishing its half (its judge waits on it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+class FreezeUnavailable(RuntimeError):
+    """The rank's processes cannot be found or signalled from this judge."""
+
+
+def children(pid: int) -> list[int]:
+    """Every child of a process (of each of its threads); [] once it is gone."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def _status(pid: int, key: str) -> list[int]:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return [int(v) for v in line.split()[1:]]
+    return []
+
+
+class RankFreezer:
+    """One worker's rank r (and the candidate's orphans), as judge r stops and resumes it."""
+
+    def __init__(self, root_pid: int, rank_pid_inside: int) -> None:
+        """root_pid: the sandbox's first process on the host; rank_pid_inside: the pid the
+        rank reported before any candidate code was loaded (its own namespace's)."""
+        self.rank_pid = self._find(root_pid, rank_pid_inside)
+        zygote = _status(self.rank_pid, "PPid")[0]
+        self.ranks = set(children(zygote))
+        chain, pid = {zygote}, zygote
+        while pid != root_pid and pid > 1:  # the harness's processes above the ranks
+            pid = _status(pid, "PPid")[0]
+            chain.add(pid)
+        self.root, self.chain = root_pid, chain
+        self.stopped: set[int] = set()
+
+    @staticmethod
+    def _find(root_pid: int, inside: int) -> int:
+        seen, todo = set(), [root_pid]
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                if _status(pid, "NSpid")[-1:] == [inside] and pid != root_pid:
+                    return pid
+            except OSError:
+                continue
+            todo.extend(children(pid))
+        raise FreezeUnavailable(f"no process of pid {inside} (inside its sandbox) under pid {root_pid}")
+
+    def processes(self) -> list[int]:
+        """This rank's processes, and every stray (a process the candidate made whose parent
+        is gone): none of the harness's above the ranks, none of another rank's."""
+        out, todo = [], [(self.root, False)]
+        while todo:
+            pid, ours = todo.pop()
+            for c in children(pid):
+                if c in self.ranks and c != self.rank_pid:
+                    continue
+                mine = ours or c == self.rank_pid or c not in self.chain
+                if mine:
+                    out.append(c)
+                todo.append((c, mine))
+        return out
+
+    def freeze(self) -> None:
+        # A process forking while it is being stopped leaves a child the first walk missed;
+        # once every process found is stopped nothing forks, so a few walks settle it.
+        for _ in range(4):
+            new = [p for p in self.processes() if p not in self.stopped]
+            if not new:
+                return
+            for pid in new:
+                self._signal(pid, signal.SIGSTOP)
+                self.stopped.add(pid)
+
+    def thaw(self) -> None:
+        for pid in self.stopped:
+            self._signal(pid, signal.SIGCONT)
+        self.stopped.clear()
+
+    @staticmethod
+    def _signal(pid: int, sig: int) -> None:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError as e:
+            raise FreezeUnavailable(f"cannot signal pid {pid}: {e}") from e

@@ -1,0 +1,105 @@
+"""The judge's freezer (engine/judge/freezer.py) on a real process tree shaped like a sandbox
+with no pid namespace: a zygote that adopts orphans, two ranks, a child of rank 0 and an
+orphan rank 0 left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pkb_ray.engine.judge.freezer import FreezeUnavailable, RankFreezer, children
+
+ZYGOTE = r"""
+import ctypes, os, signal, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER, as worker/zygote.py
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})  # held until rank 0 waits for it
+ranks = []
+for r in range(2):
+    pid = os.fork()
+    if pid == 0:
+        if r == 0:  # its children come when asked (after the judge looked: no candidate yet)
+            signal.sigwait({signal.SIGUSR1})
+            if os.fork() == 0:          # a child that stays
+                time.sleep(600); os._exit(0)
+            leaver = os.fork()
+            if leaver == 0:             # a child that leaves an orphan behind
+                if os.fork() == 0:
+                    time.sleep(600); os._exit(0)
+                os._exit(0)
+            os.waitpid(leaver, 0)
+        time.sleep(600); os._exit(0)
+    ranks.append(pid)
+print(" ".join(map(str, ranks)), flush=True)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        time.sleep(600)
+"""
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def _wait_for(cond, timeout_s: float = 5.0) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.fixture
+def tree():
+    p = subprocess.Popen([sys.executable, "-c", ZYGOTE], stdout=subprocess.PIPE, text=True)
+    try:
+        rank0, rank1 = map(int, p.stdout.readline().split())
+        yield p.pid, rank0, rank1
+    finally:
+        for pid in [q for q in _all(p.pid)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        p.kill()
+        p.wait()
+
+
+def _all(root: int) -> list[int]:
+    out, todo = [], [root]
+    while todo:
+        for c in children(todo.pop()):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def test_a_rank_its_children_and_orphans_stop_and_resume_and_nothing_else(tree):
+    zygote, rank0, rank1 = tree
+    f = RankFreezer(zygote, rank0)
+    assert f.rank_pid == rank0 and f.ranks == {rank0, rank1}
+    os.kill(rank0, signal.SIGUSR1)
+    # rank 0's child, and the orphan re-parented to the zygote
+    assert _wait_for(lambda: len(children(rank0)) == 1 and len(children(zygote)) == 3)
+    child = children(rank0)[0]
+    orphan = next(c for c in children(zygote) if c not in (rank0, rank1))
+    assert sorted(f.processes()) == sorted([rank0, child, orphan])
+    f.freeze()
+    assert _wait_for(lambda: all(_state(p) == "T" for p in (rank0, child, orphan)))
+    assert _state(rank1) != "T" and _state(zygote) != "T"
+    f.thaw()
+    assert _wait_for(lambda: all(_state(p) != "T" for p in (rank0, child, orphan)))
+
+
+def test_a_pid_not_in_the_sandbox_is_refused(tree):
+    zygote, _, _ = tree
+    with pytest.raises(FreezeUnavailable, match="no process of pid"):
+        RankFreezer(zygote, os.getpid())
