@@ -180,7 +180,13 @@ class JudgeNode:
 
     def _take_sandbox(self, role: str, guard: bool) -> _Sandbox:
         spare = self.spares.pop(role, None)
-        if spare is not None and spare.proc.alive() and spare.guard == guard:
+        # A spare whose rank already ended is no sandbox: its ranks set up their device as
+        # soon as they were forked, and one started while the previous evaluation filled the
+        # GPU died there; taken, it made the next evaluation a harness_error ("the worker
+        # ended during start-up": ulysses_all_to_all_dims after tp_rmsnorm_sharded_hidden,
+        # H100, 2026-11-26).
+        if spare is not None and spare.proc.alive() and spare.guard == guard \
+                and not ends_in(spare.proc.log_tail("zygote.log", 2000)):
             return spare
         if spare is not None:
             self._discard(spare)

@@ -369,3 +369,47 @@ def test_a_rank_cannot_resume_a_stopped_process(run_eval):
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
     for refusal in ("kill: EACCES", "tgkill: EACCES", "pidfd_send_signal: EACCES"):
         assert refusal in res.message, res.message
+
+
+def test_a_spare_sandbox_whose_rank_died_is_not_taken(run_eval):
+    """The sandboxes started ahead set up their ranks at once; one whose rank died before its
+    evaluation (a GPU filled by the previous one) is replaced, not handed a candidate."""
+    import importlib
+    import signal
+
+    from pkb_ray.engine.judge.freezer import children
+
+    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    assert run_eval(CANDIDATES / "store_exchange.py").correct
+    (node,) = ev._nodes.values()
+    spare = node.spares["candidate"]
+    assert spare.proc.wait_ready(60)
+    zygote = _descendant_running(spare.proc.popen.pid, "pkb_ray.engine.worker.zygote")
+    end = time.monotonic() + 30
+    while len(children(zygote)) < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+    os.kill(children(zygote)[0], signal.SIGKILL)
+    while "exited" not in spare.proc.log_tail("zygote.log") and "killed" not in spare.proc.log_tail("zygote.log"):
+        assert time.monotonic() < end, spare.proc.log_tail("zygote.log")
+        time.sleep(0.05)
+    res = run_eval(CANDIDATES / "store_exchange.py")
+    assert res.correct, (res.failure, res.message)
+
+
+def _descendant_running(root: int, module: str) -> int:
+    """The first Python process under `root` (root included) running `module` (-m)."""
+    from pkb_ray.engine.judge.freezer import children
+
+    todo = [root]
+    while todo:
+        pid = todo.pop(0)
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            # bwrap's own command line names the module too, as an argument
+            if os.path.basename(argv[0]).startswith(b"python") and module.encode() in argv:
+                return pid
+        except OSError:
+            pass
+        todo.extend(children(pid))
+    raise AssertionError(f"no process runs {module} under {root}")

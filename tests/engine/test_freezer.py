@@ -84,7 +84,7 @@ def _all(root: int) -> list[int]:
 
 def test_a_rank_its_children_and_orphans_stop_and_resume_and_nothing_else(tree):
     zygote, rank0, rank1 = tree
-    f = RankFreezer(zygote, rank0)
+    f = RankFreezer(zygote, rank0, 2)
     assert f.rank_pid == rank0 and f.ranks == {rank0, rank1}
     os.kill(rank0, signal.SIGUSR1)
     # rank 0's child, and the orphan re-parented to the zygote
@@ -99,7 +99,10 @@ def test_a_rank_its_children_and_orphans_stop_and_resume_and_nothing_else(tree):
     assert _wait_for(lambda: all(_state(p) != "T" for p in (rank0, child, orphan)))
 
 
-def test_a_pid_not_in_the_sandbox_is_refused(tree):
-    zygote, _, _ = tree
+def test_a_pid_not_in_the_sandbox_or_ranks_not_all_there_are_refused(tree):
+    zygote, rank0, _ = tree
     with pytest.raises(FreezeUnavailable, match="no process of pid"):
-        RankFreezer(zygote, os.getpid())
+        RankFreezer(zygote, os.getpid(), 2)
+    # A judge looking before every rank was forked would take the missing one for a stray.
+    with pytest.raises(FreezeUnavailable, match="2 children, not the 3 ranks"):
+        RankFreezer(zygote, rank0, 3)

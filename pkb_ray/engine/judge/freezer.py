@@ -55,12 +55,15 @@ def _status(pid: int, key: str) -> list[int]:
 class RankFreezer:
     """One worker's rank r (and the candidate's orphans), as judge r stops and resumes it."""
 
-    def __init__(self, root_pid: int, rank_pid_inside: int) -> None:
+    def __init__(self, root_pid: int, rank_pid_inside: int, world_size: int) -> None:
         """root_pid: the sandbox's first process on the host; rank_pid_inside: the pid the
-        rank reported before any candidate code was loaded (its own namespace's)."""
+        rank reported before any candidate code was loaded (its own namespace's); called
+        once every rank of the worker has started (all `world_size` of them are counted)."""
         self.rank_pid = self._find(root_pid, rank_pid_inside)
         zygote = _status(self.rank_pid, "PPid")[0]
         self.ranks = set(children(zygote))
+        if len(self.ranks) != world_size:
+            raise FreezeUnavailable(f"the zygote has {len(self.ranks)} children, not the {world_size} ranks")
         chain, pid = {zygote}, zygote
         while pid != root_pid and pid > 1:  # the harness's processes above the ranks
             pid = _status(pid, "PPid")[0]

@@ -96,6 +96,8 @@ class WorkerSide:
     gen: int = 0
     root_pid: int = 0
     """The first process of this worker's sandbox on the host (the node's word; 0: none)."""
+    pid_inside: int = 0
+    """The pid the rank reported at start-up, in its sandbox's pid namespace."""
     freezer: RankFreezer | None = None
     """cpu, timed jobs: stops this worker's rank while the other worker's half is timed."""
 
@@ -267,14 +269,24 @@ class Session:
                                            guard=guard, store_timeout_s=timeout),
                              (m.Ready,), self.timeouts.start_s, "start-up")
             assert isinstance(ready, m.Ready)
-            if self.timed and not self.ctx.cuda and side.root_pid > 0:
-                # Now, before any candidate code exists: the pid it reports and the zygote's
-                # children (the ranks) are the harness's word (judge/freezer.py).
-                try:
-                    side.freezer = RankFreezer(side.root_pid, ready.pid)
-                except (FreezeUnavailable, OSError, IndexError) as e:
-                    self.report.flags.append(f"{side.name}_not_frozen")
-                    self.report.log += f"{side.name} worker cannot be stopped between halves: {e}\n"
+            side.pid_inside = ready.pid
+
+    def find_freezers(self) -> None:
+        """cpu, timed: each worker's rank as the judge will stop it (judge/freezer.py). After
+        every judge's start-up (each worker's ranks all forked and set up) and before any
+        candidate code exists: the pid each rank reported and the zygote's children (the
+        ranks) are the harness's word. A judge that looked while its peer rank was not forked
+        yet took that rank for a stray and stopped it under its own judge."""
+        if not self.timed or self.ctx.cuda:
+            return
+        for side in self.sides:
+            if side.root_pid <= 0:
+                continue
+            try:
+                side.freezer = RankFreezer(side.root_pid, side.pid_inside, self.ctx.world_size)
+            except (FreezeUnavailable, OSError, IndexError) as e:
+                self.report.flags.append(f"{side.name}_not_frozen")
+                self.report.log += f"{side.name} worker cannot be stopped between halves: {e}\n"
 
     def reference(self, args: tuple) -> Any:
         out = self.problem.solution(*inp.clone(args))
@@ -286,6 +298,7 @@ class Session:
         return self.problem.make_inputs(self.ctx.rank, self.ctx.world_size, seed, self.job.size, self.device)
 
     def prepare(self) -> None:
+        self.find_freezers()
         self.problem = self.ctx.problem(self.job.loader, self.job.problems_source, self.job.problem_id)
         self.atol, self.rtol = self.problem.spec.atol, self.problem.spec.rtol
         self.trial_args = [self.make() for _ in range(max(1, self.job.trials))]
