@@ -106,3 +106,29 @@ def test_a_pid_not_in_the_sandbox_or_ranks_not_all_there_are_refused(tree):
     # A judge looking before every rank was forked would take the missing one for a stray.
     with pytest.raises(FreezeUnavailable, match="2 children, not the 3 ranks"):
         RankFreezer(zygote, rank0, 3)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to another user")
+def test_a_judge_that_may_not_signal_the_rank_says_so_at_once(tree):
+    """A judge of another user than its workers (uid sandbox, no root) cannot stop them: it
+    learns it before the timing phase (the result is flagged *_not_frozen), not halfway
+    through it."""
+    zygote, rank0, _ = tree
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setuid(65534)
+            RankFreezer(zygote, rank0, 2)
+            msg = b"built"
+        except FreezeUnavailable as e:
+            msg = str(e).encode()
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            msg = repr(e).encode()
+        os.write(w, msg)
+        os._exit(0)
+    os.close(w)
+    said = os.read(r, 4096).decode()
+    os.waitpid(pid, 0)
+    assert said.startswith("cannot signal pid"), said

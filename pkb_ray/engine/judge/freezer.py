@@ -64,6 +64,7 @@ class RankFreezer:
         self.ranks = set(children(zygote))
         if len(self.ranks) != world_size:
             raise FreezeUnavailable(f"the zygote has {len(self.ranks)} children, not the {world_size} ranks")
+        self._signal(self.rank_pid, 0)  # may this judge signal it at all (another user, no root)?
         chain, pid = {zygote}, zygote
         while pid != root_pid and pid > 1:  # the harness's processes above the ranks
             pid = _status(pid, "PPid")[0]
