@@ -360,6 +360,26 @@ def test_a_spinner_left_running_beside_the_reference_gains_nothing(run_eval):
     assert not any(f.endswith("_not_frozen") for f in res.flags), res.flags
     best = max(h.speedup for h in honest)
     assert res.speedup < 1.5 * best, (res.speedup, [h.speedup for h in honest], res.message)
+    # Stopped processes use no CPU: what the judge counted for the honest ones is nothing
+    # like the 100 ms that makes a candidate implausible.
+    for r in honest + [res]:
+        assert r.evidence["seconds"].get("timing.stopped_cpu.candidate", 1.0) < 0.05, r.evidence
+
+
+def test_a_spinner_inside_calls_sigstop_cannot_interrupt_is_implausible(run_eval):
+    """A process stops only when its system call returns (mmap(MAP_POPULATE) of half a GiB:
+    hundreds of ms), and the kernel can resume one on its behalf (timers, exit and death
+    signals): no filter covers every way, so the judge counts the CPU time its stopped
+    processes use."""
+    honest = [run_eval(CANDIDATES / "store_exchange.py") for _ in range(2)]
+    res = run_eval(ADVERSARIAL / "stops_late.py")
+    # Whether a stop lands inside one of its calls is a matter of timing: most evaluations
+    # catch it (0.76 s of CPU while stopped in one), and one that does not gains nothing.
+    if res.failure == F.IMPLAUSIBLE:
+        assert "while stopped for the reference's halves" in res.message, res.message
+    else:
+        assert res.correct, (res.failure, res.message)
+        assert res.speedup < 1.5 * max(h.speedup for h in honest), (res.speedup, [h.speedup for h in honest])
 
 
 def test_a_rank_cannot_resume_a_stopped_process(run_eval):
@@ -413,3 +433,12 @@ def _descendant_running(root: int, module: str) -> int:
             pass
         todo.extend(children(pid))
     raise AssertionError(f"no process runs {module} under {root}")
+
+
+def test_bits_the_kernel_never_reads_do_not_pass_the_filter(run_eval):
+    """socket()'s family and a signal number are C ints: the filter compares their low 32 bits,
+    as the kernel reads them (with plain equality 0x1_00000002 opened an AF_INET socket)."""
+    res = run_eval(ADVERSARIAL / "opens_socket_high_bits.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    for refusal in ("AF_INET: EACCES", "AF_INET6: EACCES", "SIGCONT: EACCES"):
+        assert refusal in res.message, res.message

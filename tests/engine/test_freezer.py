@@ -132,3 +132,24 @@ def test_a_judge_that_may_not_signal_the_rank_says_so_at_once(tree):
     said = os.read(r, 4096).decode()
     os.waitpid(pid, 0)
     assert said.startswith("cannot signal pid"), said
+
+
+def test_what_a_stopped_process_runs_is_counted(tree):
+    """SIGSTOP can be undone or delayed on the candidate's behalf (a timer's SIGCONT, a long
+    system call): the CPU time the stopped processes use before the thaw is counted."""
+    zygote, rank0, _ = tree
+    f = RankFreezer(zygote, rank0, 2)
+    f.freeze()
+    f.thaw()
+    assert f.ran_ticks == 0  # a sleeping process, stopped: nothing
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        f.processes = lambda: [spinner.pid]  # a process of the rank's, as far as the count goes
+        f.freeze()
+        os.kill(spinner.pid, signal.SIGCONT)  # resumed behind the judge's back
+        time.sleep(0.3)
+        f.thaw()
+        assert f.ran_ticks * 1000 / os.sysconf("SC_CLK_TCK") >= 100, f.ran_ticks
+    finally:
+        spinner.kill()
+        spinner.wait()

@@ -44,6 +44,20 @@ def children(pid: int) -> list[int]:
     return out
 
 
+CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+
+def _ticks(pid: int, fields: tuple[int, ...]) -> int:
+    """Sum of /proc/<pid>/stat fields, counted from the state (0) after the command name:
+    utime 11, stime 12, cutime 13, cstime 14. 0 for a process that is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            after = f.read().rsplit(")", 1)[1].split()
+        return sum(int(after[i]) for i in fields)
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _status(pid: int, key: str) -> list[int]:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -69,8 +83,11 @@ class RankFreezer:
         while pid != root_pid and pid > 1:  # the harness's processes above the ranks
             pid = _status(pid, "PPid")[0]
             chain.add(pid)
-        self.root, self.chain = root_pid, chain
+        self.root, self.chain, self.zygote = root_pid, chain, zygote
         self.stopped: set[int] = set()
+        self.ticks_at_stop: int | None = None
+        self.ran_ticks = 0
+        """CPU time (clock ticks) its processes used while stopped, over every stop so far."""
 
     @staticmethod
     def _find(root_pid: int, inside: int) -> int:
@@ -109,15 +126,36 @@ class RankFreezer:
         for _ in range(4):
             new = [p for p in self.processes() if p not in self.stopped]
             if not new:
-                return
+                break
             for pid in new:
                 self._signal(pid, signal.SIGSTOP)
                 self.stopped.add(pid)
+        if self.ticks_at_stop is None:
+            self.ticks_at_stop = self.cpu_ticks()
 
     def thaw(self) -> None:
+        """Resume what freeze() stopped, first counting the CPU time it used meanwhile. Never
+        raises: a process that is gone, or whose pid another user now holds, is skipped."""
+        if self.ticks_at_stop is not None:
+            self.ran_ticks += max(0, self.cpu_ticks() - self.ticks_at_stop)
+            self.ticks_at_stop = None
         for pid in self.stopped:
-            self._signal(pid, signal.SIGCONT)
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
         self.stopped.clear()
+
+    def cpu_ticks(self) -> int:
+        """CPU time, in clock ticks, of this rank's processes and strays (what each used and
+        what it reaped), and of what the zygote reaped (strays that ended). SIGSTOP holds a
+        process, but the kernel resumes one on the candidate's behalf (a POSIX timer or a
+        file's owner signal sending SIGCONT, a parent-death signal, a child's exit signal),
+        and one inside a long system call keeps the CPU until it returns: no filter lists
+        every way, so the time they take while stopped is measured instead (an adversarial
+        review, 2026-11-26)."""
+        total = sum(_ticks(pid, (11, 12, 13, 14)) for pid in self.processes())
+        return total + _ticks(self.zygote, (13, 14))
 
     @staticmethod
     def _signal(pid: int, sig: int) -> None:

@@ -32,7 +32,6 @@ import socket
 
 _ACT_ALLOW = 0x7FFF0000
 _ACT_ERRNO = 0x00050000
-_CMP_EQ = 4
 _CMP_MASKED_EQ = 7
 _FLTATR_CTL_TSYNC = 4
 REFUSED_FAMILIES = (socket.AF_INET, socket.AF_INET6)
@@ -71,6 +70,14 @@ class _ArgCmp(ctypes.Structure):
                 ("datum_b", ctypes.c_uint64)]
 
 
+def _int_is(arg: int, value: int) -> _ArgCmp:
+    """Argument `arg`, a C int, equals `value`. The kernel reads only the low 32 bits of an
+    int argument, and a filter compares all 64: with a plain equality socket(0x1_00000002,
+    ...) opened an AF_INET socket and kill(pid, 0x1_00000012) sent SIGCONT past it (an
+    adversarial review, 2026-11-26; attack opens_socket_high_bits.py)."""
+    return _ArgCmp(arg, _CMP_MASKED_EQ, 0xFFFFFFFF, value)
+
+
 def install() -> None:
     """Filter this process and all its threads (TSYNC), irrevocably. Raises
     NoNetworkUnavailable naming what is missing."""
@@ -92,7 +99,7 @@ def install() -> None:
     try:
         nr = lib.seccomp_syscall_resolve_name(b"socket")
         for family in REFUSED_FAMILIES:
-            rc = lib.seccomp_rule_add(ctx, deny, nr, 1, _ArgCmp(0, _CMP_EQ, family, 0))
+            rc = lib.seccomp_rule_add(ctx, deny, nr, 1, _int_is(0, family))
             if rc != 0:
                 raise NoNetworkUnavailable(f"seccomp_rule_add(socket, {family}) failed ({rc})")
         for call in REFUSED_CALLS:
@@ -108,7 +115,7 @@ def install() -> None:
             raise NoNetworkUnavailable("seccomp_rule_add(clone3) failed")
         for call, arg in SIGNALS:
             nr = lib.seccomp_syscall_resolve_name(call.encode())
-            if nr >= 0 and lib.seccomp_rule_add(ctx, deny, nr, 1, _ArgCmp(arg, _CMP_EQ, signal.SIGCONT, 0)) != 0:
+            if nr >= 0 and lib.seccomp_rule_add(ctx, deny, nr, 1, _int_is(arg, signal.SIGCONT)) != 0:
                 raise NoNetworkUnavailable(f"seccomp_rule_add({call}, SIGCONT) failed")
         if lib.seccomp_attr_set(ctx, _FLTATR_CTL_TSYNC, 1) != 0:
             raise NoNetworkUnavailable("seccomp cannot filter every thread (TSYNC)")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from pkb_ray.engine.judge.control import TimingSamples
+from pkb_ray.engine.judge.freezer import CLOCK_TICKS_PER_S
 from pkb_ray.engine.judge.link import WorkerFault
 from pkb_ray.engine.judge.session import Session, TimedRun, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
@@ -43,6 +44,10 @@ WARM_MIN, WARM_MAX = 2, 200
 """Warm-up pairs: at least, and at most however long warmup_ms is."""
 SAMPLE_MAX_MS = 25.0
 """Batching stops before a sample of the slower half would take longer than this."""
+STOPPED_CPU_MS = 100.0
+"""CPU time a candidate's stopped processes may use over a whole phase (cpu) before it is
+called implausible. A stopped, idle process uses none; a spinner resumed by its own timer
+used about half of every reference half (attack resumes_by_timer.py)."""
 MEASURABLE = 0.25
 """A half whose median time (window less floor) is under this fraction of the floor is
 `unmeasurable`: what the harness costs around the calls would decide its figure."""
@@ -337,6 +342,20 @@ class Interleaved:
             self.sample_all(trial_sets, t_phase)
         finally:
             self.thaw_all()
+        self.judge_stopped()
+
+    def judge_stopped(self) -> None:
+        """cpu: what the workers' stopped processes did meanwhile (judge/freezer.py). The
+        reference's is the harness's own evidence; the candidate's, past what stopping
+        takes, is the candidate resuming itself: never scored."""
+        s = self.s
+        for side in (self.ref_side, self.cand_side):
+            if side.freezer is not None:
+                s.report.seconds[f"timing.stopped_cpu.{side.name}"] = side.freezer.ran_ticks / CLOCK_TICKS_PER_S
+        f = self.cand_side.freezer
+        if f is not None and f.ran_ticks / CLOCK_TICKS_PER_S * 1e3 > STOPPED_CPU_MS:
+            s.fail(FailureClass.IMPLAUSIBLE, f"the candidate's processes used {f.ran_ticks / CLOCK_TICKS_PER_S * 1e3:.0f} "
+                   "ms of CPU while stopped for the reference's halves: something resumed them", own_fault=True)
 
     def sample_all(self, trial_sets: list[tuple], t_phase: float) -> None:
         s = self.s
