@@ -46,8 +46,9 @@ SAMPLE_MAX_MS = 25.0
 """Batching stops before a sample of the slower half would take longer than this."""
 STOPPED_CPU_MS = 100.0
 """CPU time a candidate's stopped processes may use over a whole phase (cpu) before it is
-called implausible. A stopped, idle process uses none; a spinner resumed by its own timer
-used about half of every reference half (attack resumes_by_timer.py)."""
+called implausible. Honest candidates' used at most 20 ms (36 CPU self-check evaluations,
+2026-11-26: a stop that lands while a process still runs costs it a tick at most); a child
+stopped inside mmap(MAP_POPULATE) calls used 760 ms (attack stops_late.py)."""
 MEASURABLE = 0.25
 """A half whose median time (window less floor) is under this fraction of the floor is
 `unmeasurable`: what the harness costs around the calls would decide its figure."""
