@@ -49,6 +49,8 @@ STOPPED_CPU_MS = 100.0
 called implausible. Honest candidates' used at most 20 ms (36 CPU self-check evaluations,
 2026-11-26: a stop that lands while a process still runs costs it a tick at most); a child
 stopped inside mmap(MAP_POPULATE) calls used 760 ms (attack stops_late.py)."""
+STOPS_THAT_RAN = 3
+"""...and in at least this many of its stops (freezer.RankFreezer.stops_that_ran)."""
 MEASURABLE = 0.25
 """A half whose median time (window less floor) is under this fraction of the floor is
 `unmeasurable`: what the harness costs around the calls would decide its figure."""
@@ -354,7 +356,7 @@ class Interleaved:
             if side.freezer is not None:
                 s.report.seconds[f"timing.stopped_cpu.{side.name}"] = side.freezer.ran_ticks / CLOCK_TICKS_PER_S
         f = self.cand_side.freezer
-        if f is not None and f.ran_ticks / CLOCK_TICKS_PER_S * 1e3 > STOPPED_CPU_MS:
+        if f is not None and f.ran_ticks / CLOCK_TICKS_PER_S * 1e3 > STOPPED_CPU_MS and f.stops_that_ran >= STOPS_THAT_RAN:
             s.fail(FailureClass.IMPLAUSIBLE, f"the candidate's processes used {f.ran_ticks / CLOCK_TICKS_PER_S * 1e3:.0f} "
                    "ms of CPU while stopped for the reference's halves: something resumed them", own_fault=True)
 
