@@ -442,3 +442,19 @@ def test_bits_the_kernel_never_reads_do_not_pass_the_filter(run_eval):
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
     for refusal in ("AF_INET: EACCES", "AF_INET6: EACCES", "SIGCONT: EACCES"):
         assert refusal in res.message, res.message
+
+
+def test_a_phase_past_half_its_limit_ends_with_what_it_has(run_eval):
+    """On a machine so loaded that samples take seconds (four evaluations on a 2-core
+    machine), the minimum of samples did not fit the phase's limit and an honest candidate
+    timed out. Past half the limit the phase ends, with at least 5 samples."""
+    import dataclasses
+
+    from .conftest import FAST_TIMEOUTS, FAST_TIMING
+
+    res = run_eval(CANDIDATES / "store_exchange.py",
+                   timing=dataclasses.replace(FAST_TIMING, min_calls=400, max_calls=1000, target_rel_ci=1e-6),
+                   timeouts=dataclasses.replace(FAST_TIMEOUTS, timing_s=1.0))
+    assert res.correct, (res.failure, res.message)
+    assert res.timing is not None and res.timing.stopped == "late", res.timing
+    assert res.timing.samples >= 5, res.timing

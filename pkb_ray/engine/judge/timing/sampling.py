@@ -49,6 +49,8 @@ STOPPED_CPU_MS = 100.0
 called implausible. Honest candidates' used at most 20 ms (36 CPU self-check evaluations,
 2026-11-26: a stop that lands while a process still runs costs it a tick at most); a child
 stopped inside mmap(MAP_POPULATE) calls used 760 ms (attack stops_late.py)."""
+LATE_MIN_SAMPLES = 5
+"""Samples a phase ends with when it is past half its time limit (`late`)."""
 STOPS_THAT_RAN = 3
 """...and in at least this many of its stops (freezer.RankFreezer.stops_that_ran)."""
 MEASURABLE = 0.25
@@ -74,6 +76,9 @@ class PairRow:
     """This judge's calibrated floor for a sample of this many calls."""
     empty: HalfRow | None = None
     """The same number of do-nothing calls on the reference worker, right after the pair."""
+    late: bool = False
+    """This judge is past half of the phase's time limit (every judge sees every row: the
+    decision to stop is the same on all of them)."""
 
 
 @dataclass
@@ -103,6 +108,7 @@ class Interleaved:
         self.k = 1
         self.rng = session.secrets.check_rng()
         self.deadline = time.monotonic() + session.timeouts.timing_s
+        self.late_at = time.monotonic() + session.timeouts.timing_s / 2
         self.ref_win: list[float] = []
         self.cand_win: list[float] = []
         self.ref_rep: list[float] = []
@@ -290,7 +296,8 @@ class Interleaved:
         assert cand is not None and checks is not None
         with self.clock("checks"):
             checks()
-        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(f.sets)), empty=f.empty)
+        return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(f.sets)), empty=f.empty,
+                       late=time.monotonic() > self.late_at)
 
     def combine(self, rows: list[PairRow]) -> tuple[float, float, float, float, float, bool]:
         """(ref window, cand window, ref report, cand report, floor, any gate expired) of one
@@ -406,7 +413,8 @@ class Interleaved:
         planned = {i * span + self.rng.randrange(span) for i in range(MIN_CHECKED)}
         stopped, n, batch = "max_calls", 0, min_n
         t_main = time.monotonic()
-        while True:
+        late = False
+        while not late:
             for _ in range(batch):
                 check_j = None
                 if n in planned or (n >= min_n and self.rng.random() < 0.05):
@@ -430,6 +438,15 @@ class Interleaved:
                 self.ref_rep.append(ref_r)
                 self.cand_rep.append(cand_r)
                 n += 1
+                # A machine so loaded that the minimum of samples would not fit the phase's
+                # limit (each sample took seconds: four evaluations on a 2-core machine, CI's
+                # test_node_loss) ends the phase with what it has, not with a timeout the
+                # candidate would be blamed for.
+                if any(r.late for r in rows) and len(self.cand_win) >= LATE_MIN_SAMPLES:
+                    stopped, late = "late", True
+                    break
+            if late:
+                break
             done_n = len(self.cand_win)
             # The interval that matters is the speedup's: paired ratios cancel the drift
             # that both halves of a sample share, which each half's own interval keeps.
