@@ -98,7 +98,23 @@ def test_the_spread_between_evaluations_widens_the_interval_about_the_same_point
     # Identical samples: no bootstrap spread, only the spread between evaluations.
     p, a, b = speedup_interval([1.0] * 10, [1.0] * 10, between_sd=0.1)
     assert p == 1.0 and a == pytest.approx(math.exp(-0.1959964), rel=1e-4) and b == pytest.approx(1 / a, rel=1e-6)
-    assert "cuda" not in BETWEEN_EVALUATIONS_SD  # none measured there: no allowance
+
+
+def test_the_cuda_spread_between_evaluations_is_the_one_its_recorded_measurement_gives(tmp_path):
+    """BETWEEN_EVALUATIONS_SD["cuda"] says it was set by scripts/between_evaluations.py from
+    recorded self-timings: the script, run on those files, must give it back."""
+    import json
+    import runpy
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    fit = json.loads((root / "benchmarks/results/ws1_0.4.4_2026-11-26/between_evaluations_fit.json").read_text())
+    script = runpy.run_path(str(root / "scripts/between_evaluations.py"))
+    assert script["main"]([str(root / p) for p in fit["results"]] + ["--out", str(tmp_path), "--tag", "_again"]) == 0
+    again = json.loads((tmp_path / "between_evaluations_again.json").read_text())
+    assert again["chosen"] == fit["chosen"] == BETWEEN_EVALUATIONS_SD["cuda"]
+    assert again["evaluations"] == 110 and again["grid"][0]["holding"] < 0.95 * 110 <= next(
+        g["holding"] for g in again["grid"] if g["b"] == BETWEEN_EVALUATIONS_SD["cuda"])
 
 
 def test_rel_ci_of_median():
