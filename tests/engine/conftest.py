@@ -8,6 +8,7 @@ import pytest
 
 from pkb_ray.config.schema import TimeoutConfig, TimingConfig
 from pkb_ray.engine import EvalRequest, evaluate
+from pkb_ray.problems.includes import read_candidate_file
 
 HERE = Path(__file__).parent
 ADVERSARIAL = HERE / "adversarial"
@@ -28,7 +29,7 @@ def cache_dir(tmp_path_factory) -> str:
 
 def request_for(path: Path, cache_dir: str, **kw) -> EvalRequest:
     args = dict(problem_id="sum_ranks", problems_source=str(FIXTURE_PROBLEMS),
-                candidate_source=path.read_text(), world_size=2, device="cpu", size="small",
+                candidate_source=read_candidate_file(path, root=HERE), world_size=2, device="cpu", size="small",
                 trials=5, timing=FAST_TIMING, timeouts=FAST_TIMEOUTS, cache_dir=cache_dir)
     args.update(kw)
     return EvalRequest(**args)

@@ -8,41 +8,11 @@
 # EXPECTED: correct, and no faster than store_exchange.py (the same exchange, no spinner):
 # the judge stops the rank and its children while the reference's half runs, and the rank
 # cannot resume them (SIGCONT is refused by the filter).
-import mmap
-import os
-import time
-
-import torch
-import torch.distributed as dist
-
-_flag = mmap.mmap(-1, 1)  # shared with the child: 1 while a call runs
 
 
-def _spin() -> None:
-    while True:
-        if _flag[0] == 1:
-            time.sleep(0.0002)  # out of its own call's way
+def _busy() -> None:
+    pass  # a spin
 
 
-if os.fork() == 0:
-    try:
-        _spin()
-    finally:
-        os._exit(0)
-
-
-def solution(x: torch.Tensor) -> torch.Tensor:
-    _flag[0] = 1
-    try:
-        store = dist.distributed_c10d._get_default_store()
-        rank, world = dist.get_rank(), dist.get_world_size()
-        call = store.add(f"calls/{rank}", 1)
-        store.set(f"x/{call}/{rank}", x.contiguous().cpu().numpy().tobytes())
-        out = x.clone()
-        for r in range(world):
-            if r != rank:
-                peer = torch.frombuffer(bytearray(store.get(f"x/{call}/{r}")), dtype=x.dtype)
-                out += peer.view_as(x)
-        return out
-    finally:
-        _flag[0] = 0
+# pkb:include ../fixtures/candidates/store_exchange.py
+# pkb:include ../fixtures/candidates/busy_between_calls.py

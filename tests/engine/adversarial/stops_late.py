@@ -9,51 +9,21 @@
 # honest stopped process uses any.
 import ctypes
 import mmap
-import os
-import time
 
-import torch
-import torch.distributed as dist
-
-_flag = mmap.mmap(-1, 1)  # shared with the child: 1 while a call runs
 MAP_POPULATE = 0x8000
 CHUNK = 512 << 20
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 
 
-def _spin() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    while True:
-        if _flag[0] == 1:
-            time.sleep(0.0002)
-            continue
-        p = libc.mmap(None, CHUNK, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_POPULATE,
-                      -1, 0)
-        if p not in (None, ctypes.c_void_p(-1).value):
-            libc.munmap(p, CHUNK)
+def _busy() -> None:
+    p = _libc.mmap(None, CHUNK, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0)
+    if p not in (None, ctypes.c_void_p(-1).value):
+        _libc.munmap(p, CHUNK)
 
 
-if os.fork() == 0:
-    try:
-        _spin()
-    finally:
-        os._exit(0)
-
-
-def solution(x: torch.Tensor) -> torch.Tensor:
-    _flag[0] = 1
-    try:
-        store = dist.distributed_c10d._get_default_store()
-        rank, world = dist.get_rank(), dist.get_world_size()
-        call = store.add(f"calls/{rank}", 1)
-        store.set(f"x/{call}/{rank}", x.contiguous().cpu().numpy().tobytes())
-        out = x.clone()
-        for r in range(world):
-            if r != rank:
-                peer = torch.frombuffer(bytearray(store.get(f"x/{call}/{r}")), dtype=x.dtype)
-                out += peer.view_as(x)
-        return out
-    finally:
-        _flag[0] = 0
+# pkb:include ../fixtures/candidates/store_exchange.py
+# pkb:include ../fixtures/candidates/busy_between_calls.py
