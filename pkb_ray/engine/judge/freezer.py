@@ -127,15 +127,18 @@ class RankFreezer:
     def freeze(self) -> None:
         # A process forking while it is being stopped leaves a child the first walk missed;
         # once every process found is stopped nothing forks, so a few walks settle it.
+        settled: list[int] | None = None
         for _ in range(4):
-            new = [p for p in self.processes() if p not in self.stopped]
+            found = self.processes()
+            new = [p for p in found if p not in self.stopped]
             if not new:
+                settled = found  # a walk that found nothing new: every process of the rank
                 break
             for pid in new:
                 self._signal(pid, signal.SIGSTOP)
                 self.stopped.add(pid)
         if self.ticks_at_stop is None:
-            self.ticks_at_stop = self.cpu_ticks()
+            self.ticks_at_stop = self.cpu_ticks(settled)
 
     def thaw(self) -> None:
         """Resume what freeze() stopped, first counting the CPU time it used meanwhile. Never
@@ -152,7 +155,7 @@ class RankFreezer:
                 pass
         self.stopped.clear()
 
-    def cpu_ticks(self) -> int:
+    def cpu_ticks(self, processes: list[int] | None = None) -> int:
         """CPU time, in clock ticks, of this rank's processes and strays (what each used and
         what it reaped), and of what the zygote reaped (strays that ended). SIGSTOP holds a
         process, but the kernel resumes one on the candidate's behalf (a POSIX timer or a
@@ -160,7 +163,8 @@ class RankFreezer:
         and one inside a long system call keeps the CPU until it returns: no filter lists
         every way, so the time they take while stopped is measured instead (an adversarial
         review, 2026-11-26)."""
-        total = sum(_ticks(pid, (11, 12, 13, 14)) for pid in self.processes())
+        found = self.processes() if processes is None else processes
+        total = sum(_ticks(pid, (11, 12, 13, 14)) for pid in found)
         return total + _ticks(self.zygote, (13, 14))
 
     @staticmethod
