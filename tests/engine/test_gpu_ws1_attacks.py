@@ -1,0 +1,86 @@
+"""The GPU attack files at world size 1, on one GPU (device: nvidia-h100-x1 or nvidia-h200).
+Skipped where no GPU.
+
+    python -m pytest tests/engine/test_gpu_ws1_attacks.py -m gpu -s -q
+
+test_gpu.py runs the same files at world size 2 (two GPUs, not always lent). At world size
+1 the problem's answer is the rank's own input, and every judge, worker, sandbox, gate and
+clock is the real one: what an attack gains against them it gains here too. Attacks that
+need a peer (a symmetric barrier that never completes) are left to test_gpu.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pkb_ray.engine import evaluate
+from pkb_ray.records import FailureClass
+
+from .conftest import ADVERSARIAL, FIXTURE_PROBLEMS as FIXTURES, LOADER
+from .test_gpu import GPU_ADV, _gpu_count, _report, _req
+
+F = FailureClass
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(_gpu_count() < 1, reason="needs a CUDA GPU (run on the device)")]
+
+
+def _run(name: str, cache_dir: str, **kw):
+    path = GPU_ADV / f"{name}.py" if (GPU_ADV / f"{name}.py").exists() else ADVERSARIAL / f"{name}.py"
+    res = evaluate(_req(path.read_text(), cache_dir, world_size=1, **kw))
+    _report(f"ws1 {name}", res)
+    return res
+
+
+def _run_fixture(name: str, cache_dir: str):
+    res = evaluate(_req((ADVERSARIAL / f"{name}.py").read_text(), cache_dir, problem="sum_ranks",
+                        problems_source=str(FIXTURES), world_size=1), load_problem=LOADER)
+    _report(f"ws1 {name}", res)
+    return res
+
+
+@pytest.mark.parametrize("name, failures", [
+    ("replays_by_pointer_symm", {F.INCORRECT}),
+    ("scans_gpu_memory", {F.INCORRECT, F.CUDA_FAULT}),
+    ("illegal_address", {F.CUDA_FAULT}),
+    ("nccl_all_reduce", {F.FORBIDDEN_API}),
+    ("functional_collective", {F.FORBIDDEN_API}),
+    ("nccl_native", {F.FORBIDDEN_API}),
+])
+def test_gpu_attacks_get_their_class_at_world_size_1(name, failures, cache_dir):
+    res = _run(name, cache_dir)
+    assert res.failure in failures, (res.failure, res.message, res.log[-3000:])
+
+
+@pytest.mark.parametrize("name, failures", [
+    ("walks_frames", {F.INCORRECT}), ("scans_gc", {F.INCORRECT}), ("stale_empty", {F.INCORRECT, F.NAN}),
+    ("tensor_subclass", {F.INCORRECT}), ("lazy_result", {F.INCORRECT}), ("mutates_input", {F.INCORRECT}),
+    ("forges_done", {F.INCORRECT}), ("forges_verdict", {F.RUNTIME_ERROR}),
+    ("regenerates_inputs", {F.INCORRECT}),
+])
+def test_cpu_attacks_on_cuda_tensors_at_world_size_1(name, failures, cache_dir):
+    res = _run_fixture(name, cache_dir)
+    assert res.failure in failures, (res.failure, res.message, res.log[-3000:])
+
+
+def test_timing_lies_gain_nothing_at_world_size_1(cache_dir):
+    honest = _run("honest_peer_sum", cache_dir, size="bench")
+    assert honest.correct and honest.failure is None, honest.message
+    # A worker clock reporting a thousandth of the truth: the figure is the judge's window,
+    # the report only evidence against the worker.
+    lie = _run("patches_cuda_event", cache_dir, size="bench")
+    assert lie.correct and "worker_clock_disagrees" in lie.flags, (lie.message, lie.flags)
+    assert lie.candidate_ms > 0.9 * honest.candidate_ms, (lie.candidate_ms, honest.candidate_ms)
+    # L2 kept warm across calls: the judge scrubs it and resets the persisting set-aside.
+    l2 = _run("persisting_l2", cache_dir, size="bench")
+    assert l2.correct, (l2.message, l2.log[-3000:])
+    assert l2.candidate_ms > 0.9 * honest.candidate_ms, (l2.candidate_ms, honest.candidate_ms)
+    # ~3 ms of matmuls per call left running on a side stream: inside the window.
+    side = _run("side_stream", cache_dir)
+    assert side.correct and "side_stream" in side.flags, (side.message, side.flags)
+    assert side.candidate_ms > 1.0, side.candidate_ms
+
+
+def test_a_host_wait_is_timed_ungated_at_world_size_1(cache_dir):
+    res = _run("host_sync_sum", cache_dir)
+    assert res.correct and "timed_ungated" in res.flags, (res.message, res.flags)
+    assert res.node_seconds < 60, res.node_seconds
