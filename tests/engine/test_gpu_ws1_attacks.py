@@ -6,7 +6,10 @@ Skipped where no GPU.
 test_gpu.py runs the same files at world size 2 (two GPUs, not always lent). At world size
 1 the problem's answer is the rank's own input, and every judge, worker, sandbox, gate and
 clock is the real one: what an attack gains against them it gains here too. Attacks that
-need a peer (a symmetric barrier that never completes) are left to test_gpu.py.
+need a peer are left to test_gpu.py: a symmetric barrier that never completes, and two that
+are honest at world size 1 (measured on an H100: both correct): mutates_input sums no peer
+into its input, which stays as it was, and regenerates_inputs' guess `x * world` is the
+answer when there is no peer.
 """
 
 from __future__ import annotations
@@ -53,9 +56,8 @@ def test_gpu_attacks_get_their_class_at_world_size_1(name, failures, cache_dir):
 
 @pytest.mark.parametrize("name, failures", [
     ("walks_frames", {F.INCORRECT}), ("scans_gc", {F.INCORRECT}), ("stale_empty", {F.INCORRECT, F.NAN}),
-    ("tensor_subclass", {F.INCORRECT}), ("lazy_result", {F.INCORRECT}), ("mutates_input", {F.INCORRECT}),
+    ("tensor_subclass", {F.INCORRECT}), ("lazy_result", {F.INCORRECT}),
     ("forges_done", {F.INCORRECT}), ("forges_verdict", {F.RUNTIME_ERROR}),
-    ("regenerates_inputs", {F.INCORRECT}),
 ])
 def test_cpu_attacks_on_cuda_tensors_at_world_size_1(name, failures, cache_dir):
     res = _run_fixture(name, cache_dir)

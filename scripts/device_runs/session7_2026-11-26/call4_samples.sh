@@ -1,0 +1,22 @@
+# Device call 4 (nvidia-h100-x1), seventh session, harness 0.4.4: per-sample figures of the
+# noisy references (host-waiting, data-dependent work), to compare two speedup estimators on
+# the same samples: the ratio of the halves' medians (the verdict's) and the median of each
+# pair's ratio. Diagnostic only: verdict.py is patched on the device to write every
+# evaluation's figures (reference, candidate ms per call, paired by sample) to a file.
+set -o pipefail
+source scripts/device_runs/setup_gpu_machine.sh
+python3 - <<'PY'
+p = "pkb_ray/engine/verdict.py"
+s = open(p).read()
+s = s.replace("    ev, ref, cand = timing_evidence.evidence(samples)\n",
+              "    ev, ref, cand = timing_evidence.evidence(samples)\n"
+              "    import json as _j, os as _o\n"
+              "    open(_o.environ['PKB_SAMPLES_DUMP'], 'a').write(_j.dumps({'ref': ref, 'cand': cand}) + '\\n')\n", 1)
+open(p, "w").write(s)
+PY
+grep -n "PKB_SAMPLES_DUMP" pkb_ray/engine/verdict.py
+export PKB_SAMPLES_DUMP=$OUT/samples.jsonl
+t0=$(date +%s)
+timeout 330 python3 scripts/self_timing.py --device cuda --world-size 1 --evals 1 --trials 2 --budget-s 300 \
+  --ids $(cat scripts/device_runs/session7_2026-11-26/noisy.txt) --out $OUT --tag _ws1_0.4.4_noisy 2>&1 | grep -E "#0: " | cut -c1-120
+echo "self-timing: $(( $(date +%s) - t0 )) s"; wc -l $OUT/samples.jsonl
