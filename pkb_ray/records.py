@@ -223,7 +223,7 @@ class EvalResult:
     compile_seconds: float = 0.0
     speedup_ci_low: float | None = None
     speedup_ci_high: float | None = None
-    """95% interval of the speedup (ratio of medians, bootstrap over paired samples)."""
+    """95% interval of the speedup (the median of the pairs' ratios, bootstrap over the pairs)."""
     sandbox: str = ""
     """How the candidate was confined, e.g. "bwrap+uid" or "none: <why>" (never silent)."""
     judge_clock_ratio: float | None = None

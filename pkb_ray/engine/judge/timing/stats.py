@@ -63,32 +63,41 @@ def widened_bounds(point: float, lo: float, hi: float, between_sd: float,
 
 def speedup_interval(ref: Sequence[float], cand: Sequence[float], confidence: float = 0.95,
                      seed: int = 0, between_sd: float = 0.0) -> tuple[float, float, float]:
-    """(ratio of medians, low, high): reference median over candidate median, with a
-    bootstrap interval over the paired samples (sample i of each was taken back to back on
-    the same input contents, so they are resampled together and shared drift cancels).
-    scipy's BCa bootstrap; percentile when BCa cannot be computed (e.g. all ratios equal).
-    `between_sd`: the device's BETWEEN_EVALUATIONS_SD."""
+    """(point, low, high): the median over samples of the pair's ratio, reference time over
+    candidate time (taken in log space, so swapping the halves inverts it exactly), with a
+    bootstrap interval over those ratios. scipy's BCa bootstrap; percentile when BCa cannot
+    be computed (e.g. all ratios equal). `between_sd`: the device's BETWEEN_EVALUATIONS_SD.
+
+    Why the pair's ratio and not the ratio of the halves' medians (harness 0.4.4 and
+    earlier): both halves of a sample run the same fresh inputs, back to back. Where the
+    work depends on the inputs (routing, sorting, sampling), one sample's calls cost tens of
+    percent more than the next's for both halves alike; each half's median keeps that spread,
+    and their ratio moved by 5-15% on references timed against themselves. The pair's ratio
+    cancels it: on the same samples, moe_ep_fused_forward_lora 1.003 [0.997, 1.012] against
+    0.973 [0.852, 1.011], tile_parallel_vae_decode 1.013 against 1.139 (one H100, world size 1,
+    benchmarks/results/ws1_0.4.4_2026-11-26/estimators.md)."""
     import numpy as np
     from scipy import stats
 
     r = np.asarray(ref, dtype=float)
     c = np.asarray(cand, dtype=float)
-    point = float(np.median(r) / np.median(c))
-    if len(r) < 3:
+    logs = np.log(r) - np.log(c)
+    point = float(np.exp(np.median(logs)))
+    if len(logs) < 3:
         return point, math.nan, math.nan
 
-    def ratio(a: "np.ndarray", b: "np.ndarray", axis: int = -1) -> "np.ndarray":
-        return np.median(a, axis=axis) / np.median(b, axis=axis)
+    def median(a: "np.ndarray", axis: int = -1) -> "np.ndarray":
+        return np.median(a, axis=axis)
 
     rng = np.random.default_rng(seed)
     for method in ("BCa", "percentile"):
         try:
-            res = stats.bootstrap((r, c), ratio, paired=True, vectorized=True, n_resamples=2000,
+            res = stats.bootstrap((logs,), median, vectorized=True, n_resamples=2000,
                                   confidence_level=confidence, method=method, random_state=rng)
         except Exception:  # noqa: BLE001 - degenerate samples: try the next method
             continue
-        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if math.isfinite(lo) and math.isfinite(hi):
+        lo, hi = math.exp(float(res.confidence_interval.low)), math.exp(float(res.confidence_interval.high))
+        if math.isfinite(lo) and math.isfinite(hi) and lo > 0:
             return _widened(point, min(lo, point), max(hi, point), between_sd, confidence)
     return _widened(point, point, point, between_sd, confidence)
 
