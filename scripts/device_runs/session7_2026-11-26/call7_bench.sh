@@ -3,7 +3,7 @@
 # (the tree #22 and #23 compare against), on one machine.
 set -o pipefail
 source scripts/device_runs/setup_gpu_machine.sh
-source .baseline/setup_base.sh
+source scripts/device_runs/session7_2026-11-26/setup_base.sh
 t0=$(date +%s)
 timeout 270 python3 scripts/bench_eval.py --device cuda --world-size 1 --repeats 5 --out $OUT --tag _ws1_0.4.5 2>&1 | grep -v "^\[rank" | grep "^|\|max/min" | cut -c1-220 | tail -3
 echo "new: $(( $(date +%s) - t0 )) s"; t1=$(date +%s)
