@@ -36,6 +36,9 @@ def evaluations(paths: list[Path]) -> tuple[list[tuple[str, float, float, float]
     rows, left = [], []
     for path in paths:
         for row in json.loads(path.read_text())["rows"]:
+            if "skipped" in row:  # never evaluated (not defined at that world size, out of time)
+                left.append(f"{row['problem']}: skipped ({row['skipped'][:60]})")
+                continue
             for e in row["evals"]:
                 ci = e.get("ci") or [None, None]
                 if e.get("speedup") and ci[0] and ci[1]:

@@ -101,7 +101,6 @@ def test_node_survives_gpu_faults_and_classifies_them(cache_dir):
 
     res = _run("side_stream", cache_dir)
     assert res.correct and "side_stream" in res.flags, (res.message, res.log[-3000:])
-    assert "timed_by_judge_clock" in res.flags, res.evidence
     # ~3 ms of side-stream matmuls per call must show in the time (events alone would not).
     assert res.candidate_ms > 5 * base.candidate_ms and res.candidate_ms > 1.0
 
@@ -154,7 +153,7 @@ def test_timing_attacks_cost_what_honest_work_costs(cache_dir):
     assert l2.correct, (l2.message, l2.log[-3000:])
     assert l2.candidate_ms > 0.9 * honest.candidate_ms, (l2.candidate_ms, honest.candidate_ms)
     ev = _run("patches_cuda_event", cache_dir, size="bench")
-    assert ev.correct and "timed_by_judge_clock" in ev.flags, (ev.message, ev.evidence)
+    assert ev.correct and "worker_clock_disagrees" in ev.flags, (ev.message, ev.flags)
     assert ev.candidate_ms > 0.8 * honest.candidate_ms, (ev.candidate_ms, honest.candidate_ms)
 
 

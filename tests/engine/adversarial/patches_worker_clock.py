@@ -2,8 +2,9 @@
 # timing module through sys.modules and replaces the clock it bound at import with one that
 # runs 1000 x slower, then does honest (store-based) work. Every time the worker reports is
 # now 1000 x too small; a harness that believes its worker's report is fooled.
-# EXPECTED: correct, flagged timed_by_judge_clock, and its time what honest work costs: the
-# judge's own clock (inputs handed over -> answer) replaces a report it cannot account for.
+# EXPECTED: correct, flagged worker_clock_disagrees, and its time what honest work costs: the
+# judge's own clock (inputs handed over -> answer) times both halves; a worker's report is
+# evidence against it, never a figure.
 import sys
 import time
 

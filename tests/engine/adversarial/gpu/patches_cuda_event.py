@@ -2,8 +2,9 @@
 # torch.cuda.Event.elapsed_time patched to report a thousandth of the truth; the worker's
 # timing code calls that method (patching the class reaches objects the harness made before
 # the candidate was imported), so every time it reports is 1000 x too small.
-# EXPECTED: correct, flagged timed_by_judge_clock, its time what the honest kernel costs: the
-# judge's own clock (the gate's opening -> the answer) replaces reports it cannot account for.
+# EXPECTED: correct, flagged worker_clock_disagrees, its time what the honest kernel costs: the
+# judge's own clock (the gate's opening -> the answer) times both halves; the report is only
+# evidence against the worker.
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem

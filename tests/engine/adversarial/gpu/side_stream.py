@@ -2,10 +2,9 @@
 # heavy extra work (20 bf16 4096^3 matmuls, ~3 ms on an H100) launched on a side stream and
 # not waited for. CUDA events on the current stream see only the sum, so a harness timing
 # with events alone reports a fast kernel while the GPU stays busy after "the end".
-# EXPECTED: correct, flagged side_stream, and the reported time includes the side-stream
-# work: the worker synchronizes the whole device before it answers, and the judge's clock
-# (the gate's opening -> the answer) replaces event times it cannot account for
-# (flag timed_by_judge_clock).
+# EXPECTED: correct, flagged side_stream, and the time includes the side-stream work: the
+# worker synchronizes the whole device before it answers, and the judge's window (the gate's
+# opening -> the answer) is the figure.
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
