@@ -1,4 +1,4 @@
-# Device calls 5 and 6 (nvidia-h100-x1), seventh session, harness 0.4.5 (the speedup is the
+# Device calls 5 and 6, again 10 and 11 (nvidia-h100-x1), seventh session, harness 0.4.5 (the speedup is the
 # median of the pairs' ratios): every reference timed against itself at world size 1, half
 # per call: `bash call5_full.sh ids_a.txt` then `ids_b.txt`. Each evaluation's samples are
 # dumped (dump_samples.py) to compare the estimators on them.

@@ -1,4 +1,4 @@
-# Device call 8 (nvidia-h100-x1), seventh session: call 7's second half, 9c78ee4 at world
+# Device call 9 (nvidia-h100-x1), seventh session: call 7's second half, 9c78ee4 at world
 # size 1 (setup_base.sh lets its allreduce run there; call 7's attempt was refused by that
 # tree: "runs at world sizes [2, 4, 8], not 1"). Same machine as call 7 (still held).
 set -o pipefail
