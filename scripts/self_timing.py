@@ -140,8 +140,10 @@ def _write(args: argparse.Namespace, rows: list[dict], not_reached: list[str], s
 
 
 def _events_ratio(e: dict) -> float | None:
-    """The speedup by the workers' own CUDA events: each half's report over its window less
-    the floor (the evidence's report ratios) times that figure."""
+    """The ratio of the halves' medians by the workers' own CUDA events: each half's report
+    over its window less the floor (the evidence's report ratios) times its median. Compare
+    it with reference_ms / candidate_ms (the same ratio by the judge's window), not with the
+    speedup, which is the median of the pairs' ratios."""
     t = e.get("timing") or {}
     rr, cr = t.get("reference_report_ratio"), t.get("candidate_report_ratio")
     if not (rr and cr and e.get("reference_ms") and e.get("candidate_ms")):

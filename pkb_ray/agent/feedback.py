@@ -81,7 +81,8 @@ def feedback_message(turn: Turn) -> str:
         parts = [
             "Your candidate is correct on every rank and trial.",
             f"Time per call: {ev.candidate_ms:.4f} ms (slowest rank, median); "
-            f"the NCCL reference: {ev.reference_ms:.4f} ms; speedup {ev.speedup:.3f}x."
+            f"the NCCL reference: {ev.reference_ms:.4f} ms; speedup {ev.speedup:.3f}x (the median of "
+            "sample-by-sample ratios on the same inputs, so not exactly the ratio of the two medians)."
             if ev.candidate_ms and ev.reference_ms and ev.speedup
             else "",
             f"Roofline fraction: {ev.roofline_fraction:.3f} (1.0 = the hardware limit)."

@@ -121,8 +121,10 @@ def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
     """The times of record, both halves by the judge's window (timing/__init__.py); the
     workers' own clocks only as evidence. The interval is the paired bootstrap's, with no
     allowance for a bias (both halves are one instrument: the reference against itself,
-    benchmarks/results/self_timing_*), widened on cpu by the measured spread between
-    evaluations (timing/stats.py, BETWEEN_EVALUATIONS_SD)."""
+    benchmarks/results/self_timing_*), widened by the measured spread between evaluations
+    (timing/stats.py, BETWEEN_EVALUATIONS_SD). The speedup is the median of the pairs' ratios;
+    reference_ms and candidate_ms are each half's own median, so their ratio can differ from
+    it where samples vary (the message says which is which)."""
     ev, ref, cand = timing_evidence.evidence(samples)
     result.timing = ev
     result.reference_ms = statistics.median(ref)
@@ -148,10 +150,11 @@ def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
     result.speedup_ci_low = lo if lo == lo else None
     result.speedup_ci_high = hi if hi == hi else None
     result.flags = sorted(flags)
-    ci = (f", speedup {point:.3g} [{result.speedup_ci_low:.3g}, {result.speedup_ci_high:.3g}]"
+    ci = (f" [{result.speedup_ci_low:.3g}, {result.speedup_ci_high:.3g}]"
           if result.speedup_ci_low is not None and result.speedup_ci_high is not None else "")
-    return (f" and {result.checked_timed_calls} secretly checked timed calls; {result.candidate_ms:.4g} ms "
-            f"vs reference {result.reference_ms:.4g} ms ({how}){ci}")
+    return (f" and {result.checked_timed_calls} secretly checked timed calls; medians {result.candidate_ms:.4g} ms "
+            f"vs reference {result.reference_ms:.4g} ms ({how}), speedup {point:.3g}{ci} (the median of the pairs' "
+            "ratios)")
 
 
 def _reference_unmeasurable(ev: TimingEvidence) -> bool:

@@ -108,12 +108,14 @@ def test_the_cuda_spread_between_evaluations_is_the_one_its_recorded_measurement
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    fit = json.loads((root / "benchmarks/results/ws1_0.4.4_2026-11-26/between_evaluations_fit.json").read_text())
+    fit = json.loads((root / "benchmarks/results/ws1_0.4.4_2026-11-26/between_evaluations_fit_0.4.5.json").read_text())
     script = runpy.run_path(str(root / "scripts/between_evaluations.py"))
-    assert script["main"]([str(root / p) for p in fit["results"]] + ["--out", str(tmp_path), "--tag", "_again"]) == 0
+    argv = [str(root / p) for p in fit["results"]] + ["--samples"] + [str(root / p) for p in fit["samples"]]
+    assert script["main"](argv + ["--out", str(tmp_path), "--tag", "_again"]) == 0
     again = json.loads((tmp_path / "between_evaluations_again.json").read_text())
     assert again["chosen"] == fit["chosen"] == BETWEEN_EVALUATIONS_SD["cuda"]
-    assert again["evaluations"] == 110 and again["grid"][0]["holding"] < 0.95 * 110 <= next(
+    n = again["evaluations"]
+    assert n == 99 and again["grid"][0]["holding"] < 0.95 * n <= next(
         g["holding"] for g in again["grid"] if g["b"] == BETWEEN_EVALUATIONS_SD["cuda"])
 
 
