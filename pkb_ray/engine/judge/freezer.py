@@ -155,6 +155,11 @@ class RankFreezer:
                 pass
         self.stopped.clear()
 
+    @property
+    def ran_ms(self) -> float:
+        """ran_ticks in milliseconds."""
+        return self.ran_ticks * 1e3 / CLOCK_TICKS_PER_S
+
     def cpu_ticks(self, processes: list[int] | None = None) -> int:
         """CPU time, in clock ticks, of this rank's processes and strays (what each used and
         what it reaped), and of what the zygote reaped (strays that ended). SIGSTOP holds a

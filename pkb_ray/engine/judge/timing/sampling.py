@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from pkb_ray.engine.judge.control import TimingSamples
-from pkb_ray.engine.judge.freezer import CLOCK_TICKS_PER_S
 from pkb_ray.engine.judge.link import WorkerFault
 from pkb_ray.engine.judge.session import Session, TimedRun, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
@@ -361,10 +360,10 @@ class Interleaved:
         s = self.s
         for side in (self.ref_side, self.cand_side):
             if side.freezer is not None:
-                s.report.seconds[f"timing.stopped_cpu.{side.name}"] = side.freezer.ran_ticks / CLOCK_TICKS_PER_S
+                s.report.seconds[f"timing.stopped_cpu.{side.name}"] = side.freezer.ran_ms / 1e3
         f = self.cand_side.freezer
-        if f is not None and f.ran_ticks / CLOCK_TICKS_PER_S * 1e3 > STOPPED_CPU_MS and f.stops_that_ran >= STOPS_THAT_RAN:
-            s.fail(FailureClass.IMPLAUSIBLE, f"the candidate's processes used {f.ran_ticks / CLOCK_TICKS_PER_S * 1e3:.0f} "
+        if f is not None and f.ran_ms > STOPPED_CPU_MS and f.stops_that_ran >= STOPS_THAT_RAN:
+            s.fail(FailureClass.IMPLAUSIBLE, f"the candidate's processes used {f.ran_ms:.0f} "
                    "ms of CPU while stopped for the reference's halves: something resumed them", own_fault=True)
 
     def sample_all(self, trial_sets: list[tuple], t_phase: float) -> None:
@@ -414,7 +413,7 @@ class Interleaved:
         stopped, n, batch = "max_calls", 0, min_n
         t_main = time.monotonic()
         late = False
-        while not late:
+        while True:
             for _ in range(batch):
                 check_j = None
                 if n in planned or (n >= min_n and self.rng.random() < 0.05):
