@@ -109,9 +109,5 @@ def speedup_interval(ref: Sequence[float], cand: Sequence[float], confidence: fl
             continue
         lo, hi = math.exp(float(res.confidence_interval.low)), math.exp(float(res.confidence_interval.high))
         if math.isfinite(lo) and math.isfinite(hi) and lo > 0:
-            return _widened(point, min(lo, point), max(hi, point), between_sd, confidence)
-    return _widened(point, point, point, between_sd, confidence)
-
-
-def _widened(point: float, lo: float, hi: float, between_sd: float, confidence: float) -> tuple[float, float, float]:
-    return (point, *widened_bounds(point, lo, hi, between_sd, confidence))
+            return (point, *widened_bounds(point, min(lo, point), max(hi, point), between_sd, confidence))
+    return (point, *widened_bounds(point, point, point, between_sd, confidence))
