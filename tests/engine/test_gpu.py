@@ -139,9 +139,9 @@ def test_gpu_probes_find_nothing(name, cache_dir):
     assert res.correct, (res.message, res.log[-3000:])
 
 
-def _run_fixture(name: str, cache_dir: str):
+def _run_fixture(name: str, cache_dir: str, **kw):
     res = evaluate(_req((ADVERSARIAL / f"{name}.py").read_text(), cache_dir, problem="sum_ranks",
-                        problems_source=str(FIXTURES)), load_problem=LOADER)
+                        problems_source=str(FIXTURES), **kw), load_problem=LOADER)
     _report(name, res)
     return res
 

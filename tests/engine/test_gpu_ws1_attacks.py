@@ -16,29 +16,21 @@ from __future__ import annotations
 
 import pytest
 
-from pkb_ray.engine import evaluate
 from pkb_ray.records import FailureClass
 
-from .conftest import ADVERSARIAL, FIXTURE_PROBLEMS as FIXTURES, LOADER
-from .test_gpu import GPU_ADV, _gpu_count, _report, _req
+from . import test_gpu
 
 F = FailureClass
 pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(_gpu_count() < 1, reason="needs a CUDA GPU (run on the device)")]
+              pytest.mark.skipif(test_gpu._gpu_count() < 1, reason="needs a CUDA GPU (run on the device)")]
 
 
 def _run(name: str, cache_dir: str, **kw):
-    path = GPU_ADV / f"{name}.py" if (GPU_ADV / f"{name}.py").exists() else ADVERSARIAL / f"{name}.py"
-    res = evaluate(_req(path.read_text(), cache_dir, world_size=1, **kw))
-    _report(f"ws1 {name}", res)
-    return res
+    return test_gpu._run(name, cache_dir, world_size=1, **kw)
 
 
 def _run_fixture(name: str, cache_dir: str):
-    res = evaluate(_req((ADVERSARIAL / f"{name}.py").read_text(), cache_dir, problem="sum_ranks",
-                        problems_source=str(FIXTURES), world_size=1), load_problem=LOADER)
-    _report(f"ws1 {name}", res)
-    return res
+    return test_gpu._run_fixture(name, cache_dir, world_size=1)
 
 
 @pytest.mark.parametrize("name, failures", [
