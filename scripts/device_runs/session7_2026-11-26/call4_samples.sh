@@ -2,18 +2,11 @@
 # noisy references (host-waiting, data-dependent work), to compare two speedup estimators on
 # the same samples: the ratio of the halves' medians (the verdict's) and the median of each
 # pair's ratio. Diagnostic only: verdict.py is patched on the device to write every
-# evaluation's figures (reference, candidate ms per call, paired by sample) to a file.
+# evaluation's figures (reference, candidate ms per call, paired by sample) to a file
+# (dump_samples.py; as run, the script carried the same patch inline).
 set -o pipefail
 source scripts/device_runs/setup_gpu_machine.sh
-python3 - <<'PY'
-p = "pkb_ray/engine/verdict.py"
-s = open(p).read()
-s = s.replace("    ev, ref, cand = timing_evidence.evidence(samples)\n",
-              "    ev, ref, cand = timing_evidence.evidence(samples)\n"
-              "    import json as _j, os as _o\n"
-              "    open(_o.environ['PKB_SAMPLES_DUMP'], 'a').write(_j.dumps({'ref': ref, 'cand': cand}) + '\\n')\n", 1)
-open(p, "w").write(s)
-PY
+python3 scripts/device_runs/session7_2026-11-26/dump_samples.py
 grep -n "PKB_SAMPLES_DUMP" pkb_ray/engine/verdict.py
 export PKB_SAMPLES_DUMP=$OUT/samples.jsonl
 t0=$(date +%s)
