@@ -36,6 +36,23 @@ def test_frames_carry_json_and_descriptors_and_refuse_oversize():
         frames.FrameReader(b).recv(timeout_s=5)
 
 
+def test_a_partial_frame_decodes_as_the_whole_message():
+    """A worker encodes its answer's output trees before the synchronize and the numbers
+    after it: the judge must read the same Done as if it had been encoded at once."""
+    trees_ = [{"T": {"slot": 0, "shape": [2, 3], "dtype": "bfloat16"}}, {"L": [{"T": {"slot": 1}}, 7]}]
+    done = m.Done(outputs=trees_, event_ms=float("inf"), host_ms=0.25, expired=1, forbidden=["x"], started_at=3.5)
+    early = frames.Partial({"op": m.Done.op, "outputs": trees_})
+    late = {k: v for k, v in m.to_wire(done).items() if k not in early.keys}
+    a, b = socket.socketpair()
+    frames.send_encoded(a, early.finish(late))
+    obj, _ = frames.FrameReader(b).recv(timeout_s=5)
+    assert m.decode(obj, (m.Done,)) == done
+    assert early.finish(late) == frames.encode(m.to_wire(done))
+    assert frames.Partial({}).finish({"a": 1}) == frames.encode({"a": 1})
+    with pytest.raises(ValueError, match="outputs"):
+        early.finish({"outputs": []})
+
+
 @pytest.mark.parametrize("body, why", [
     (b"[" * 1_000_000 + b"]" * 1_000_000, "nested 1000000 deep exceeds the limit"),
     (b'{"a":' * 101 + b"1" + b"}" * 101, "nested 101 deep exceeds the limit"),

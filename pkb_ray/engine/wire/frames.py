@@ -61,18 +61,51 @@ def _unfinite(obj: Any) -> Any:
     return obj
 
 
-def encode(obj: Any) -> bytes:
-    body = json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False).encode()
+def _json(obj: Any) -> str:
+    return json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False)
+
+
+def _framed(body: bytes) -> bytes:
     if len(body) > MAX_FRAME_BYTES:
         raise ValueError(f"frame of {len(body)} bytes exceeds {MAX_FRAME_BYTES}")
     return _HEADER.pack(len(body)) + body
+
+
+def encode(obj: Any) -> bytes:
+    return _framed(_json(obj).encode())
+
+
+class Partial:
+    """A frame of one JSON object whose bulk is encoded now and whose last fields are added
+    later: a worker encodes its answer's output trees while the device still runs (tens of
+    microseconds per call, which inside the judge's window would dwarf a short call), and
+    only the few numbers known at the end after the synchronize."""
+
+    def __init__(self, early: dict[str, Any]) -> None:
+        self.keys = frozenset(early)
+        self._head = _json(early)
+
+    def finish(self, late: dict[str, Any]) -> bytes:
+        """The frame of early and late together, as encode(early | late) decodes."""
+        if self.keys & late.keys():
+            raise ValueError(f"fields given twice: {sorted(self.keys & late.keys())}")
+        tail = _json(late)
+        if tail == "{}":
+            return _framed(self._head.encode())
+        if self._head == "{}":
+            return _framed(tail.encode())
+        return _framed((self._head[:-1] + "," + tail[1:]).encode())
 
 
 def send(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> float:
     """Send one frame; returns the perf_counter reading taken just before the bytes left
     (after encoding): the peer cannot have read the frame before that instant, whereas a
     reading after the send can come late (the sender may lose the CPU to the woken peer)."""
-    data = encode(obj)
+    return send_encoded(sock, encode(obj), fds)
+
+
+def send_encoded(sock: socket.socket, data: bytes, fds: list[int] | None = None) -> float:
+    """send() of a frame already encoded (encode() or Partial.finish())."""
     t = time.perf_counter()
     if fds:
         sent = socket.send_fds(sock, [data], fds)

@@ -153,15 +153,22 @@ class Rank:
         fn = stand_in(msg.calls[0], self.device) if msg.calibrate else self.solution
         if fn is None:
             raise RuntimeError("Run before Load")
+        early: list[frames.Partial] = []
         try:
             res = run_calls(fn, msg.calls, self.arena, self.device, timed=msg.timed, gate=self.gate,
                             gate_gen=msg.gate_gen, hold=msg.hold, stage_back=msg.stage_back,
-                            say_queued=lambda g: self.send(m.Queued(gate_gen=g)))
+                            say_queued=lambda g: self.send(m.Queued(gate_gen=g)),
+                            planned=lambda trees: early.append(frames.Partial({"op": m.Done.op, "outputs": trees})))
         except BaseException as e:  # noqa: BLE001 - candidate code
             if isinstance(e, KeyboardInterrupt):
                 raise
             self.fail("call", e)
             return
-        self.send(m.Done(outputs=res.outputs, event_ms=res.event_ms, host_ms=res.host_ms,
-                         expired=self.gate_page.expired(self.rank) if self.gate is not None else 0,
-                         forbidden=guard.violations()[:20], started_at=res.started_at))
+        done = m.Done(outputs=res.outputs, event_ms=res.event_ms, host_ms=res.host_ms,
+                      expired=self.gate_page.expired(self.rank) if self.gate is not None else 0,
+                      forbidden=guard.violations()[:20], started_at=res.started_at)
+        if not early:
+            self.send(done)
+            return
+        late = {k: v for k, v in m.to_wire(done).items() if k not in early[0].keys}
+        frames.send_encoded(self.sock, early[0].finish(late))
