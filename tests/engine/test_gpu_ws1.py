@@ -35,3 +35,27 @@ def test_a_large_input_is_in_the_arena_before_the_worker_reads_it(cache_dir):
                                cache_dir=cache_dir))
     _report(f"{problem} reference at ws1", res)
     assert res.correct, (res.message, res.log[-4000:])
+
+
+def test_the_judge_compiles_the_gate_once_for_every_worker():
+    # The judge hands each worker the gate kernel compiled (MapGate.kernel_image). NVRTC gives
+    # a CUBIN, and decoding it as PTX text failed on every judge (caught), so every worker
+    # compiled the gate itself, 0.1-0.2 s twice per evaluation (py-spy, H100, 2026-11-26).
+    # In a child process: this one stays CUDA-free.
+    import subprocess
+    import sys
+
+    code = (
+        "import torch\n"
+        "from pkb_ray.engine.wire.gate import GatePage, LaunchGate, gate_image\n"
+        "image = gate_image()\n"
+        "assert len(image) > 100, image\n"
+        "page = GatePage(GatePage.create_fd(), 1)\n"
+        "gate = LaunchGate(page, 0, 0, 5_000_000, image)\n"
+        "gate.close(1)\n"
+        "page.open(0, 1)\n"
+        "torch.cuda.synchronize()\n"
+        "assert page.expired(0) == 0\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-3000:]

@@ -31,9 +31,9 @@ class JudgeContext:
     ref_page: GatePage | None = None
     gate_note: str = ""
     ref_gen: int = 0
-    gate_ptx: str = ""
-    """The gate kernel's PTX, handed to every worker (one NVRTC compile per judge)."""
     """The judges' gate page lives as long as the judges: generations only go up."""
+    gate_image: str = ""
+    """The gate kernel compiled (base64), handed to every worker: one NVRTC compile per judge."""
     _problems: dict = field(default_factory=dict)
     _scratch: torch.Tensor | None = None
     _libcuda: Any = None
@@ -46,14 +46,14 @@ class JudgeContext:
         try:
             self.ref_page = GatePage(page_fd, self.world_size)
             if self.cuda:
-                from pkb_ray.engine.wire.gate import gate_ptx
+                from pkb_ray.engine.wire.gate import gate_image
 
                 try:
-                    self.gate_ptx = gate_ptx()
+                    self.gate_image = gate_image()
                 except Exception as e:  # noqa: BLE001 - no NVRTC: each gate compiles its own, or none
                     self.gate_note = f"gate kernel not precompiled: {e}"
                 self.ref_gate = LaunchGate(self.ref_page, self.rank, torch.cuda.current_device(), timeout_us,
-                                           self.gate_ptx or None)
+                                           self.gate_image or None)
         except GateUnavailable as e:
             self.gate_note = str(e)
             self.ref_gate = None

@@ -322,7 +322,7 @@ class Session:
                      "start-up", fds=[side.arena.fd])
             if self.ctx.cuda and self.cfg.gate and side.page is not None:
                 try:
-                    self.ask(side, m.MapGate(timeout_us=int(self.cfg.gate_timeout_ms * 1000), ptx=self.ctx.gate_ptx),
+                    self.ask(side, m.MapGate(timeout_us=int(self.cfg.gate_timeout_ms * 1000), kernel_image=self.ctx.gate_image),
                              (m.Ok,), self.timeouts.start_s, "start-up", fds=[side.page_fd])
                     side.gated = True
                 except WorkerFault as f:

@@ -32,6 +32,7 @@ so it buys nothing (judge/clock.py). The kernel is compiled with NVRTC
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import mmap
 import os
@@ -156,7 +157,7 @@ class LaunchGate:
     patching torch's launcher afterwards does not reach the gate (the worker builds it
     before it imports the candidate)."""
 
-    def __init__(self, page: GatePage, rank: int, device: int, timeout_us: int, ptx: str | None = None) -> None:
+    def __init__(self, page: GatePage, rank: int, device: int, timeout_us: int, image: str | None = None) -> None:
         if not 0 < timeout_us < 2**31:
             raise GateUnavailable(f"gate timeout {timeout_us} us is out of range")
         self.page, self.rank = page, rank
@@ -167,11 +168,11 @@ class LaunchGate:
         grid = props.multi_processor_count * max(1, props.max_threads_per_multi_processor // block)
         self._go = torch.zeros(1, dtype=torch.int32, device=f"cuda:{device}")
         try:
-            if ptx is None:
+            if image is None:
                 kernel = torch.cuda._compile_kernel(_SRC, "pkb_gate")
-            else:  # compiled once by the judge: NVRTC costs a worker ~0.5 s per candidate
+            else:  # compiled once by the judge: NVRTC costs a worker 0.1-0.5 s per evaluation
                 from torch.cuda._utils import _cuda_load_module
-                kernel = _cuda_load_module(ptx.encode(), ["pkb_gate"])["pkb_gate"]
+                kernel = _cuda_load_module(base64.b64decode(image, validate=True), ["pkb_gate"])["pkb_gate"]
         except Exception as e:  # noqa: BLE001 - NVRTC missing or failing: no gate
             raise GateUnavailable(f"compiling the gate kernel: {e}") from e
         libcuda = torch.cuda._utils._get_gpu_runtime_library()
@@ -196,12 +197,15 @@ class LaunchGate:
             raise RuntimeError(f"launching the gate kernel failed (CUresult {rc})")
 
 
-def gate_ptx() -> str:
-    """The gate kernel as PTX for this process's GPU (NVRTC), to hand to workers."""
+def gate_image() -> str:
+    """The gate kernel compiled for this process's GPU (NVRTC), base64, to hand to workers.
+    NVRTC gives a CUBIN, which is not text: decoding it as PTX failed on every judge, so
+    every worker compiled the gate itself (0.1-0.2 s each, two workers per evaluation;
+    py-spy on one H100, 2026-11-26)."""
     from torch.cuda._utils import _nvrtc_compile
 
-    ptx, _ = _nvrtc_compile(_SRC, "pkb_gate")
-    return ptx.decode() if isinstance(ptx, bytes) else ptx
+    image = _nvrtc_compile(_SRC, "pkb_gate")[0]
+    return base64.b64encode(image if isinstance(image, bytes) else image.encode()).decode("ascii")
 
 
 def _as_i32(v: int) -> int:

@@ -63,8 +63,8 @@ class MapGate(Message):
     """Map the launch-gate page (sent with this message): the judges open the gate."""
     op: ClassVar[str] = "gate"
     timeout_us: int
-    ptx: str = ""
-    """The gate kernel, compiled once by the judge (empty: the worker compiles it)."""
+    kernel_image: str = ""
+    """The gate kernel, compiled once by the judge, base64 (empty: the worker compiles it)."""
 
 
 @dataclass(frozen=True)

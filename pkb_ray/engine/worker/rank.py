@@ -78,7 +78,7 @@ class Rank:
             try:
                 page = GatePage(fds[0], self.world_size)
                 self.gate = LaunchGate(page, self.rank, torch.cuda.current_device(), msg.timeout_us,
-                                       msg.ptx or None)
+                                       msg.kernel_image or None)
                 self.gate_page = page
                 self.send(m.Ok())
             except GateUnavailable as e:
