@@ -71,6 +71,19 @@ def plan(gpu_indices: list[int], gpus_on_node: int, allowed: list[int] | None = 
     return tuple(RankCores(*(top[PER_GPU * g + i] for i in range(PER_GPU))) for g in gpu_indices)
 
 
+def unpinned(gpus_on_node: int, allowed: list[int] | None = None) -> tuple[int, ...]:
+    """The cores plan() pins nothing to on a node of this many GPUs: where a worker started
+    ahead of its evaluation sets up (its CUDA context, group and NCCL communicator, about a
+    second of CPU) before it moves to its own core. Set up there, a spare worker took the
+    shared core from the evaluation before it, whose timing phase had begun where the
+    candidate's trials were short. () where nothing is pinned."""
+    cores = sorted(os.sched_getaffinity(0)) if allowed is None else sorted(allowed)
+    pinned = PER_GPU * gpus_on_node
+    if gpus_on_node < 1 or len(cores) < pinned + RESERVED:
+        return ()
+    return tuple(cores[:len(cores) - pinned])
+
+
 def yields(device: str, role: str, pinned: bool) -> bool:
     """Whether a worker of `role` (reference | candidate) yields: on cuda the candidate's,
     and only where it is pinned (the docstring above); on cpu both, unpinned."""

@@ -102,19 +102,23 @@ store cannot be closed (symmetric memory needs it), so its use is flagged (READM
 limits): expected on CPU, where it is the stand-in for symmetric memory."""
 
 
-def _cores(req: EvalRequest, cvd: str | None, node_cvd: str | None) -> tuple[cpu_pins.RankCores, ...]:
-    """cuda: the cores of each rank's judge and workers (engine/cpu_pins.py says why); ()
-    on cpu, where ranks use every core, and where GPUs are not named by index."""
+def _cores(req: EvalRequest, cvd: str | None,
+           node_cvd: str | None) -> tuple[tuple[cpu_pins.RankCores, ...], tuple[int, ...]]:
+    """cuda: the cores of each rank's judge and workers (engine/cpu_pins.py says why), and
+    those where a worker sets up before it moves to its own; ((), ()) on cpu, where ranks
+    use every core, and where GPUs are not named by index."""
     if req.device != "cuda":
-        return ()
+        return (), ()
     names = [d.strip() for d in cvd.split(",") if d.strip()] if cvd else [str(r) for r in range(req.world_size)]
     node = [d.strip() for d in node_cvd.split(",") if d.strip()] if node_cvd else names
     if not all(n.isdigit() for n in names + node):
-        return ()
-    return cpu_pins.plan([int(n) for n in names[:req.world_size]], len(node))
+        return (), ()
+    cores = cpu_pins.plan([int(n) for n in names[:req.world_size]], len(node))
+    return cores, (cpu_pins.unpinned(len(node)) if cores else ())
 
 
-def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores, ...] = ()) -> JudgeNode:
+def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores, ...] = (),
+             setup_cores: tuple[int, ...] = ()) -> JudgeNode:
     """The judges for this kind of evaluation on these GPUs, started once and kept. Each GPU
     group has its own; a node for other settings, or for GPUs that overlap these, is stopped
     first (it cannot be in use: GpuGroups lends no GPU twice)."""
@@ -125,7 +129,8 @@ def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores,
     stub = tuple(sorted(nccl_stub.build(req.cache_dir).items()))
     spec = NodeSpec(device=req.device, world_size=req.world_size, cuda_visible_devices=cvd, plan=plan,
                     torch_cuda_arch_list=req.torch_cuda_arch_list, cache_dirs=cache_dirs,
-                    gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub, cores=cores)
+                    gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub, cores=cores,
+                    setup_cores=setup_cores)
     with _nodes_lock:
         key = dataclasses.astuple(spec)
         node = _nodes.get(key)
@@ -205,7 +210,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     else:
         result.roofline_ms = roofline.host_roofline_ms(counts, hardware.host_copy_gbps(), os.cpu_count() or 1)
 
-    node = node_for(req, cvd, _cores(req, cvd, node_cvd))
+    node = node_for(req, cvd, *_cores(req, cvd, node_cvd))
     result.sandbox = _describe_sandbox(node.spec, req)
     transport = req.transport if req.transport != "auto" else ("cuda" if req.device == "cuda" else "host")
     job = JudgeJob(problem_id=req.problem_id, problems_source=source, loader=loader,

@@ -56,6 +56,8 @@ class NodeSpec:
     cores: tuple[cpu_pins.RankCores, ...] = ()
     """Per rank, the cores of its judge and of its rank in each worker (cpu_pins.py); () for
     none."""
+    setup_cores: tuple[int, ...] = ()
+    """Where a pinned worker's rank sets up before it moves to its core (cpu_pins.unpinned)."""
 
 
 @dataclass
@@ -161,7 +163,7 @@ class JudgeNode:
         fds = [b.fileno() for _, b in pairs]
         # The ranks set up their device and group as soon as they exist (engine/worker/rank.py).
         start = spawn.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
-                                  cores=[c.workers for c in spec.cores],
+                                  cores=[c.workers for c in spec.cores], setup_cores=list(spec.setup_cores),
                                   yields=cpu_pins.yields(spec.device, role, pinned=bool(spec.cores)))
         env = spawn.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
                               torch_cuda_arch_list=spec.torch_cuda_arch_list)

@@ -80,6 +80,8 @@ class WorkerStart(m.Message):
     yields: bool = False
     """Its ranks run at SCHED_IDLE: the candidate's pinned ones on cuda, both workers' on cpu
     (cpu_pins.yields says why)."""
+    setup_cores: list[int] = field(default_factory=list)
+    """Where a rank with a core sets up before it pins itself there (cpu_pins.unpinned)."""
 
 
 @dataclass(frozen=True)

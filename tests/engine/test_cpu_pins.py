@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pkb_ray.engine.cpu_pins import PER_GPU, RESERVED, RankCores, plan, yields
+from pkb_ray.engine.cpu_pins import PER_GPU, RESERVED, RankCores, plan, unpinned, yields
 
 
 def test_three_cores_per_gpu_from_the_top_none_shared():
@@ -81,3 +81,14 @@ def test_on_cpu_both_workers_yield_on_cuda_the_pinned_candidate_only():
     assert yields("cuda", "candidate", pinned=True)
     assert not yields("cuda", "reference", pinned=True)
     assert not yields("cuda", "candidate", pinned=False)  # unpinned on cuda: one class for both
+
+
+def test_workers_set_up_on_the_cores_nothing_is_pinned_to():
+    # A spare worker sets up (about a second of CPU) while the evaluation before it may be
+    # timing on the workers' core: it does so on the cores plan() leaves, then moves.
+    cores = list(range(32))
+    spare = unpinned(8, cores)
+    pinned = {c for g in range(8) for rc in plan([g], 8, cores) for c in (rc.judge, rc.workers)}
+    assert spare == tuple(range(16)) and not pinned & set(spare)
+    assert unpinned(1, list(range(PER_GPU + RESERVED))) == tuple(range(RESERVED))
+    assert unpinned(8, list(range(17))) == () and unpinned(0, cores) == ()

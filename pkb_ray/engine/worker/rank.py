@@ -93,10 +93,12 @@ class Rank:
             self.setup(msg.rank, msg.world_size, msg.device, msg.guard, msg.store_timeout_s)
         self.send(m.Ready(pid=os.getpid(), detail=f"torch {torch.__version__}"))
 
-    def setup(self, rank: int, world_size: int, device: str, guard: bool, timeout_s: float) -> None:
+    def setup(self, rank: int, world_size: int, device: str, guard: bool, timeout_s: float,
+              settle: Callable[[], object] = lambda: None) -> None:
         """The device and the process group. Done at Hello, or right after the fork when the
         sandbox was started ahead of its candidate (prewarm): the CUDA context and the
-        group then cost the candidate's evaluation nothing."""
+        group then cost the candidate's evaluation nothing. `settle` runs once they exist,
+        before the guard's filter (the zygote moves the rank to its core there)."""
         if self.ready_for is not None:
             raise RuntimeError("set up twice with different settings")
         self.rank, self.world_size, self.device = rank, world_size, device
@@ -112,12 +114,21 @@ class Rank:
         store.set_timeout(timedelta(seconds=timeout_s))
         if guard:
             process_group.init(store, rank, world_size, timeout_s)
+            settle()
             no_network.install()  # from here no socket but a Unix one: no gloo, NCCL, MPI or TCP
         else:
             # A reference self-check (model=reference): the candidate is the reference and
             # needs real collectives. The result says guard_off.
             dist.init_process_group("cuda:nccl,cpu:gloo" if self.device != "cpu" else "gloo", store=store,
                                     rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
+            if self.device != "cpu":
+                # NCCL builds its communicator at the first collective: 0.4 s of the
+                # reference's first call at world size 1 (py-spy, H100, 2026-11-26), inside
+                # the evaluation. Here it is built when the sandbox starts, ahead of its
+                # evaluation where the node prewarms it.
+                dist.all_reduce(torch.zeros(1, device=self.device))
+                torch.cuda.synchronize()
+            settle()
         self.guarded = guard
         self.ready_for = (rank, world_size, device.split(":")[0], guard)
 

@@ -12,9 +12,11 @@ the node quotes when a rank dies without a word).
 from __future__ import annotations
 
 import faulthandler
+import functools
 import os
 import socket
 import sys
+from typing import Callable
 
 from pkb_ray.engine.spawn import WorkerStart, payload
 from pkb_ray.engine import cpu_pins
@@ -33,13 +35,16 @@ def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
     from pkb_ray.engine.worker.rank import Rank
 
     worker = Rank(socket.socket(fileno=fds[r]), workdir)
+    settle: Callable[[], object] = lambda: None
     if start.cores:
-        # Before setup: the threads CUDA and the process group start inherit it, and a
-        # guarded rank's filter refuses sched_setaffinity from then on.
-        cpu_pins.pin_process(start.cores[r], yields=start.yields)
+        # Set up where the zygote imported (cpu_pins.unpinned), then move to its own core: a
+        # sandbox started ahead of its evaluation sets up while the evaluation before it may
+        # be timing on that core. The move comes before the guarded rank's filter, which
+        # refuses sched_setaffinity, and takes every thread set-up started.
+        settle = functools.partial(cpu_pins.pin_process, start.cores[r], yields=start.yields)
     elif start.yields:  # cpu: both workers, unpinned (cpu_pins.yields)
         cpu_pins.yield_process()
-    worker.setup(r, start.world_size, start.device, start.guard, SETUP_TIMEOUT_S)
+    worker.setup(r, start.world_size, start.device, start.guard, SETUP_TIMEOUT_S, settle)
     worker.serve()
     return 0
 
@@ -66,6 +71,15 @@ def main() -> int:
     start = payload(WorkerStart)
     fds = start.channel_fds
     workdir = os.environ["PKB_WORKDIR"]
+    if start.setup_cores:
+        # The import (1-3 s of CPU) off the cores of the judges and workers: a spare sandbox
+        # starts while an evaluation runs, and left to the scheduler its import could land on
+        # that evaluation's workers' core, where the candidate's rank yields to anything.
+        # The ranks inherit this until they move to their own core (_rank_main).
+        try:
+            os.sched_setaffinity(0, start.setup_cores)
+        except OSError:
+            pass
     import torch  # noqa: F401 - the point of a zygote: pay the import once, before forking
     import torch.distributed  # noqa: F401
 
