@@ -43,9 +43,12 @@ CALIBRATION_CALLS = (1, 4, 16, 64)
 """Runs of this many do-nothing calls measure the judge-clock floor before any code loads."""
 CALIBRATION_RUNS = 5
 """Per batch size and worker."""
-CALIBRATION_RUNS_CUDA = 2
+CALIBRATION_RUNS_CUDA = 1
 """On cuda the phase's own empty runs set the floor after a few samples (timing/sampling.py):
-the calibration only chooses the batch size and times the first samples."""
+the calibration only chooses the batch size and times the first samples. So one run per
+worker at the least and the most calls, after one thrown away at the most: 6 runs where 18
+(three rounds of three sizes) took 0.27-0.33 s of an evaluation's 6 (allreduce at 8192x8192,
+H100, 2026-11-26)."""
 ARENA_BUDGET_BYTES = 1 << 30
 """Arena per rank and worker: room for up to 64 calls' inputs and outputs back to back,
 within this (cpu)."""
@@ -383,12 +386,15 @@ class Session:
         output copies). Both workers, alternately: the floor is one figure for both halves."""
         points: list[tuple[int, float]] = []
         sizes = sorted({min(k, self.calls_fit) for k in CALIBRATION_CALLS})
+        if self.ctx.cuda:
+            sizes = sorted({sizes[0], sizes[-1]})
         # Rounds over every batch size, the first one thrown away: a node's first evaluation
         # ran its first runs 40-70% slower (bench_eval, H100, 2026-11-25), and a floor
-        # fitted on them set that evaluation's figures apart from the next ones'.
+        # fitted on them set that evaluation's figures apart from the next ones'. (cuda:
+        # the first round at the most calls only, which does all that the least does.)
         runs = CALIBRATION_RUNS_CUDA if self.ctx.cuda else CALIBRATION_RUNS
         for round_ in range(runs + 1):
-            for k in sizes:
+            for k in (sizes[-1:] if self.ctx.cuda and not round_ else sizes):
                 for side in self.sides:
                     assert side.layout is not None
                     side.layout.reset()
