@@ -1,7 +1,6 @@
 # Device calls 5 and 6 (nvidia-h100-x1), eighth session, harness 0.4.7: every reference timed
 # against itself at world size 1, half per call: `bash call5_full.sh ids_a.txt` then `ids_b.txt`;
 # each evaluation's samples dumped (dump_samples.py, applied on the device only).
-# dumped (dump_samples.py) to compare the estimators on them.
 set -o pipefail
 source scripts/device_runs/setup_gpu_machine.sh
 D=scripts/device_runs/session7_2026-11-26  # dump_samples.py lives there
