@@ -146,6 +146,24 @@ def test_host_arena_views_stay_inside():
     arena.close()
 
 
+def test_the_first_call_whose_inputs_changed_is_found_with_one_wait():
+    """Every timed call's arguments are checked bit for bit after the candidate's half; the
+    comparisons are queued and read together (one wait per sample, not one per call)."""
+    arena = HostArena(1 << 16)
+    layout = Layout(arena.nbytes)
+    calls = [inp.place((torch.randn(3, 4), torch.tensor([True, False]), torch.empty(0)), arena, layout)
+             for _ in range(3)]
+    assert inp.first_changed(calls) is None and inp.first_changed([]) is None
+    calls[2].pairs[1][0].logical_not_()  # a bool argument of the third call
+    assert inp.first_changed(calls) == 2
+    calls[1].pairs[0][0].view(torch.int32)[0, 0] ^= 1  # one bit of the second's
+    assert inp.first_changed(calls) == 1
+    neg = inp.place((torch.zeros(2),), arena, layout)
+    neg.pairs[0][0].neg_()  # -0.0 equals 0.0 but is not the same bits
+    assert inp.first_changed([neg]) == 0
+    arena.close()
+
+
 def test_compare_nested_and_special_outputs():
     t = torch.randn(3, 4)
     assert compare([t, {"a": t, "b": [1, 2.0, None]}], (t, {"a": t, "b": [1, 2.0, None]}), 1e-3, 1e-3).ok
