@@ -374,13 +374,20 @@ class Interleaved:
     def sample_all(self, trial_sets: list[tuple], t_phase: float) -> None:
         s = self.s
         # Probe: can both halves be held behind their gates, and how long is one call?
-        probe = []
-        for i in range(PROBES):
+        # A gate that expired held a call that waited on the host: the calls ran before the
+        # gate opened, so the window saw a fraction of them, and a batch sized from it was
+        # far too long (distributed_sample_sort: 64 calls of 2.2 ms per half, 20 samples in
+        # 10 s; tile_parallel_vae_decode: 65 s; H100, 2026-11-26). Probe again, not held.
+        probe: list[tuple[float, float, float, float, float, bool]] = []
+        i = 0
+        while len(probe) < PROBES:
             rows = self.sample(lambda i=i: [trial_sets[i % len(trial_sets)]], i, None)
             probe.append(self.combine(rows))
+            i += 1
+            if probe[-1][5] and self.hold:
+                self.hold = False
+                probe = []
         self.impossible.clear()
-        if any(p[5] for p in probe):
-            self.hold = False
         floor1 = max(p[4] for p in probe)
         one_ref = statistics.median(p[0] for p in probe) - floor1
         one_cand = statistics.median(p[1] for p in probe) - floor1
