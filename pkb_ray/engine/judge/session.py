@@ -412,9 +412,16 @@ class Session:
                     assert side.layout is not None
                     side.layout.reset()
                     calls = self.empty_calls(side, k)
+                    t_ask = time.perf_counter()
                     r = self.run_timed(side, calls, hold=True, timeout_s=self.timeouts.start_s, calibrate=True)
                     if round_:
                         points.append((k, (r.t_done - r.t_open) * 1e3))
+                    else:  # where the first round's time goes: the judge's part before the
+                        # request (L2 scrub, its copies), the worker queueing, the window
+                        for part, sec in (("ask", r.t_ready - t_ask), ("queue", r.t_open - r.t_ready),
+                                          ("window", r.t_done - r.t_open)):
+                            key = f"calibrate.first_{part}"
+                            self.report.seconds[key] = self.report.seconds.get(key, 0.0) + sec
         self.floor_fit = fit_floor(points)
         self.floor_ms = {k: self.floor(k) for k in sorted({k for k, _ in points})}
 

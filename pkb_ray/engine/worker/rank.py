@@ -23,7 +23,7 @@ from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.arena import Arena, make_arena
 from pkb_ray.engine.wire.gate import GatePage, GateUnavailable, LaunchGate
 from pkb_ray.engine.worker import no_network, process_group
-from pkb_ray.engine.worker.run import run_calls, stand_in
+from pkb_ray.engine.worker.run import run_calls, stand_in, warm_up
 
 LOG_CHARS = 20000
 
@@ -106,6 +106,7 @@ class Rank:
             torch.cuda.set_device(rank)
             self.device = f"cuda:{rank}"
             torch.zeros(1, device=self.device)  # the CUDA context, now, not in the first call
+            warm_up(self.device)
         else:
             # Ranks share the node's cores: 2 ranks on a 2-core machine get 1 thread each.
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))
