@@ -377,18 +377,26 @@ class Interleaved:
         # A gate that expired held a call that waited on the host: the calls ran before the
         # gate opened, so the window saw a fraction of them, and a batch sized from it was
         # far too long (distributed_sample_sort: 64 calls of 2.2 ms per half, 20 samples in
-        # 10 s; tile_parallel_vae_decode: 65 s; H100, 2026-11-26). Probe again, not held.
+        # 10 s; tile_parallel_vae_decode: 65 s; H100, 2026-11-26). Probe again, not held,
+        # with empty runs: the calibrated floor is a held run's, and one not held costs more
+        # (the worker's Python after the gate: 3.6-4.0 ms against 0.2 ms for moe_dispatch,
+        # whose 0.58 ms calls were then batched one per sample and read `unmeasurable`).
         probe: list[tuple[float, float, float, float, float, bool]] = []
         i = 0
         while len(probe) < PROBES:
-            rows = self.sample(lambda i=i: [trial_sets[i % len(trial_sets)]], i, None)
+            rows = self.sample(lambda i=i: [trial_sets[i % len(trial_sets)]], i, None,
+                               empty=self.ctx.cuda and not self.hold)
             probe.append(self.combine(rows))
             i += 1
             if probe[-1][5] and self.hold:
                 self.hold = False
-                probe = []
+                probe, self.empty_win = [], []
         self.impossible.clear()
         floor1 = max(p[4] for p in probe)
+        floor_fixed = s.floor_fit[0]
+        if self.empty_win:  # not held (cuda): this phase's own floor of one call
+            floor1 = floor_fixed = statistics.median(self.empty_win)
+            self.empty_win = []
         one_ref = statistics.median(p[0] for p in probe) - floor1
         one_cand = statistics.median(p[1] for p in probe) - floor1
         fastest = max(min(one_ref, one_cand), 1e-3)
@@ -398,7 +406,7 @@ class Interleaved:
         # a sample of a slow half stays short (samples, not calls, make the interval).
         k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / slowest)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
         k, batch_ms = 1, self.cfg.batch_ms if self.ctx.cuda else self.cfg.cpu_batch_ms
-        while k < k_max and k * fastest < max(batch_ms, s.floor_fit[0]):
+        while k < k_max and k * fastest < max(batch_ms, floor_fixed):
             k *= 2
         # Every judge makes the same number of calls (each judge's floor and arena differ a
         # little, and ranks whose calls differ in number leave each other in a collective).
