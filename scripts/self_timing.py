@@ -83,7 +83,8 @@ def main() -> int:
                                                           if res.roofline_ms and res.reference_ms else None),
                           "flags": res.flags, "node_seconds": res.node_seconds,
                           "judge_clock_ratio": res.judge_clock_ratio, "sandbox": res.sandbox,
-                          "timing": dataclasses.asdict(res.timing) if res.timing else None})
+                          "timing": dataclasses.asdict(res.timing) if res.timing else None,
+                          "seconds": (res.evidence or {}).get("seconds")})
             e = evals[-1]
             print(f"{pid} #{k}: correct={e['correct']} speedup={e['speedup']} ci={e['ci']} "
                   f"ref={e['reference_ms']} roof_frac={e['reference_roofline_fraction']} flags={e['flags']} "

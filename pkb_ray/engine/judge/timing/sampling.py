@@ -401,6 +401,11 @@ class Interleaved:
         one_cand = statistics.median(p[1] for p in probe) - floor1
         fastest = max(min(one_ref, one_cand), 1e-3)
         slowest = max(one_ref, one_cand, 1e-3)
+        # What the batch size was chosen from (seconds, as every entry here), for people
+        # reading a batch size: a call of each half and the floor they were taken beside.
+        s.report.seconds.update({"timing.probe.reference_call": one_ref / 1e3, "timing.probe.candidate_call":
+                                 one_cand / 1e3, "timing.probe.floor": floor1 / 1e3,
+                                 "timing.probe.held": float(self.hold)})
         # Batch until a sample is measurable: at least batch_ms of calls, and at least the
         # floor's fixed part (messages, synchronize), which then weighs less per call. But
         # a sample of a slow half stays short (samples, not calls, make the interval).
