@@ -76,7 +76,7 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
     seconds = dict(reports[0].seconds) if 0 in reports else {}
     seconds["sandbox_wait"] = out.sandbox_wait_s
     seconds["node_run"] = out.wall_s
-    result.evidence = {"seconds": {k: round(v, 3) for k, v in seconds.items()}}
+    result.evidence = {"seconds": {k: round(v, 6) for k, v in seconds.items()}}  # the probe's figures are under 1 ms
     # What a judge noted of its own workers (a gate it could not map, a worker it could not
     # stop between halves): every rank's, once.
     result.flags = list(dict.fromkeys(result.flags + [f for r in reports.values() for f in r.flags]))
