@@ -58,11 +58,6 @@ STOP_EVERY = 10
 Looks 20 samples apart ended the allreduce expert at 8192x8192 at 20, 40 or 60 samples
 (H100, 2026-11-26), each sample 25-30 ms: a look every 10 ends it nearer where its interval
 reaches the target. Every judge sees the same samples, so all of them stop at the same look."""
-UNGATED_BATCH_MS = 8.0
-"""cuda, calls not held behind the gate: a sample is at least this much of calls. The main
-loop's empty runs then cost 2.3-6.6 ms (the worker's Python after the gate; moe_dispatch and
-moe_combine at 0.4.9, H100, 2026-11-26) where the probe's had cost under 0.5 ms, so calls of
-0.5-1 ms batched one per sample read `unmeasurable`."""
 MEASURABLE = 0.25
 """A half whose median time (window less floor) is under this fraction of the floor is
 `unmeasurable`: what the harness costs around the calls would decide its figure."""
@@ -416,8 +411,6 @@ class Interleaved:
         # a sample of a slow half stays short (samples, not calls, make the interval).
         k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / slowest)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
         k, batch_ms = 1, self.cfg.batch_ms if self.ctx.cuda else self.cfg.cpu_batch_ms
-        if self.ctx.cuda and not self.hold:
-            batch_ms = max(batch_ms, UNGATED_BATCH_MS)
         while k < k_max and k * fastest < max(batch_ms, floor_fixed):
             k *= 2
         # Every judge makes the same number of calls (each judge's floor and arena differ a
