@@ -35,4 +35,9 @@ Why this one, against what we measured before (docs/design.md, benchmarks/result
 - Both halves by the judge's window without a floor: honest and unforgeable, but the
   delivery of outputs and the messages (tens of microseconds per sample) sit in both
   windows and pull every ratio towards 1; the floor removes them from both alike.
+- What the window holds besides the calls is kept small, since the floor's spread is in
+  every sample: the worker queues its output copies behind the calls and encodes its answer
+  before the gate opens (harness 0.4.7). With both after the synchronize, 64 empty calls at
+  1024x1024 cost 0.8 ms around 0.2 ms of copying, and the reference's calls there were
+  unmeasurable; now 0.24-0.31 ms (H100, benchmarks/results/ws1_0.4.7_2026-11-26).
 """
