@@ -378,9 +378,10 @@ class Interleaved:
         # gate opened, so the window saw a fraction of them, and a batch sized from it was
         # far too long (distributed_sample_sort: 64 calls of 2.2 ms per half, 20 samples in
         # 10 s; tile_parallel_vae_decode: 65 s; H100, 2026-11-26). Probe again, not held,
-        # with empty runs: the calibrated floor is a held run's, and one not held costs more
-        # (the worker's Python after the gate: 3.6-4.0 ms against 0.2 ms for moe_dispatch,
-        # whose 0.58 ms calls were then batched one per sample and read `unmeasurable`).
+        # with empty runs of its own: the calibrated floor is a held run's. Open: for
+        # moe_dispatch and moe_combine the main loop's empty runs (not held) cost 2.3-12 ms
+        # where the probe's cost 0.1-0.3 ms, so their calls of 1-3 ms go one per sample and
+        # read `unmeasurable` at world size 1 (benchmarks/results/ws1_0.4.7_2026-11-26).
         probe: list[tuple[float, float, float, float, float, bool]] = []
         i = 0
         while len(probe) < PROBES:
