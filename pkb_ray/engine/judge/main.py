@@ -47,8 +47,11 @@ def main() -> int:
     group = JudgeGroup(rank, world, device, start.store_port, start.group_timeout_s)
     ctx = JudgeContext(rank, world, device, group)
     ctx.build_ref_gate(start.gate_fd, start.gate_timeout_us)
-    # Imported by the first evaluation's calibration otherwise: 0.7-0.8 s of it (py-spy, H100).
-    import scipy.stats  # noqa: F401
+    if device.startswith("cuda"):
+        # Imported by the first evaluation's calibration otherwise: 0.7-0.8 s of it (py-spy,
+        # H100). Not on cpu, where judges of several evaluations share two cores with their
+        # yielding workers (tests/driver/test_node_loss.py).
+        import scipy.stats  # noqa: F401
     decoded = (JudgeJob, Quit)
     frames.send(ctl, m.to_wire(JudgeReady(pid=os.getpid(), gate=ctx.ref_gate is not None, detail=ctx.gate_note)))
 

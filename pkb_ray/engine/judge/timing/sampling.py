@@ -490,7 +490,8 @@ class Interleaved:
             if any(self.ctx.group.gather(time.monotonic() - t_main >= self.cfg.max_timing_s)):
                 stopped = "max_time"
                 break
-            batch = max(STOP_EVERY, done_n // 4)
+            # cpu: as before STOP_EVERY (its evaluations end at max_timing_s either way).
+            batch = max(STOP_EVERY, done_n // 4) if self.ctx.cuda else max(self.cfg.min_calls, done_n // 2)
         s.report.seconds["timing"] = time.monotonic() - t_phase
         s.report.seconds["timing.main"] = time.monotonic() - t_main
         for part, sec in self.spent.items():
