@@ -140,12 +140,7 @@ def _differs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.device != b.device:
-        a = a.to(b.device)
-    if a.dtype == torch.bool:
-        return bool(torch.equal(a, b))
-    return bool(torch.equal(a.contiguous().reshape(-1).view(torch.uint8),
-                            b.contiguous().reshape(-1).view(torch.uint8)))
+    return not bool(_differs(a, b))
 
 
 def place(args: tuple, arena: Arena, layout: Layout) -> Placed:
