@@ -196,15 +196,22 @@ WARM_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64, torc
 
 def warm_up(device: str) -> None:
     """What a timed run uses for the first time, used once at set-up (before the evaluation
-    where the sandbox was started ahead of it): events, the gate-free copy kernels of the
-    usual dtypes (CUDA loads a kernel at its first launch). The first calibration run on each
-    worker took 0.11 s, the next ones a few ms (calibrate.first_round, H100, 2026-11-26)."""
+    where the sandbox was started ahead of it): events, and the copy kernels that deliver
+    outputs, for the usual dtypes. CUDA loads a kernel at its first launch (lazy loading),
+    and a load waits for the context's running kernels: behind a held gate, which runs until
+    the judge opens it, the first launch of a kernel not yet loaded waits for the gate's
+    timeout. The first calibration run on each worker took 0.21-0.24 s, the next ones a few
+    ms (calibrate.first_queue, H100, 2026-11-26): 0.1 s per worker is the gate's timeout.
+    moe_dispatch's took 0.026 s: its outputs differ in dtype, which foreach copies one by
+    one (no kernel). Both of foreach's routes are loaded here: the fast one (contiguous
+    lists of one dtype, one multi-tensor kernel) and the slow one (a copy per tensor)."""
     start, end = _Event(enable_timing=True), _Event(enable_timing=True)
     start.record()
     for dtype in WARM_DTYPES:
         src = torch.zeros((4, 4), dtype=dtype, device=device)
         dst = torch.empty_like(src)
-        _foreach_copy([dst, dst.t()], [src, src])
+        _foreach_copy([dst, torch.empty_like(src)], [src, torch.zeros_like(src)])  # fast route
+        _foreach_copy([dst, dst.t()], [src, src])  # slow route
         _copy(dst.t(), src)
     end.record()
     _synchronize()
