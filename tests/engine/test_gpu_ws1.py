@@ -117,3 +117,21 @@ def test_a_call_that_waits_on_the_host_is_batched_by_its_real_time(cache_dir):
     per_sample = res.timing.calls_per_sample * max(res.reference_ms, res.candidate_ms or 0.0)
     assert per_sample <= 1.5 * SAMPLE_MAX_MS, (res.timing.calls_per_sample, res.reference_ms)
     assert res.speedup is not None and "unmeasurable" not in res.flags, (res.message, res.flags)
+
+
+def test_inputs_drawn_on_the_cpu_leave_the_floor_as_it_is(cache_dir):
+    # moe_dispatch draws its routing on the CPU, and its reference waits on the host (timed
+    # without the gate, an empty run per sample for the floor). The judge, pinned to one core,
+    # kept torch's pool of a thread per physical core there; after each draw the pool spun,
+    # and the empty run right after it waited for the judge's own thread: 2.3-12 ms against
+    # the probe's 0.1-0.3 ms, more than the calls, so the evaluation read `unmeasurable`
+    # (H100, 2026-11-26, 0.4.8 and 0.4.9). One intra-op thread on a pinned judge: measured.
+    problem = "moe_dispatch"
+    source = load_problems("builtin", [problem]).problems[problem].reference_source
+    res = evaluate(EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source,
+                               world_size=1, device="cuda", size="bench", trials=2, guard=False,
+                               timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
+                               cache_dir=cache_dir))
+    _report(f"{problem} reference at ws1", res)
+    assert res.correct, (res.message, res.log[-3000:])
+    assert res.speedup is not None and "unmeasurable" not in res.flags, (res.message, res.flags)

@@ -32,14 +32,21 @@ def main() -> int:
     from pkb_ray.engine.wire import frames, messages as m
 
     rank, world, device = start.rank, start.world_size, start.device
+    pinned = False
     if start.core >= 0:
         from pkb_ray.engine.cpu_pins import pin_process
 
-        pin_process(start.core)
+        pinned = pin_process(start.core)
     if device == "cuda":
         torch.cuda.set_device(rank)
         device = f"cuda:{rank}"
         torch.zeros(1, device=device)
+        if pinned:
+            # One core, one thread: torch's pool (a thread per physical core) would share
+            # it, and after each parallel CPU op (inputs drawn on the CPU: moe_dispatch's
+            # routing) its threads spin before they sleep, delaying this thread's next
+            # answer from a worker, which is the end of a timed window.
+            torch.set_num_threads(1)
     else:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
     ctl = socket.socket(fileno=start.control_fd)

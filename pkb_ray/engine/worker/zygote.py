@@ -41,12 +41,23 @@ def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
         # sandbox started ahead of its evaluation sets up while the evaluation before it may
         # be timing on that core. The move comes before the guarded rank's filter, which
         # refuses sched_setaffinity, and takes every thread set-up started.
-        settle = functools.partial(cpu_pins.pin_process, start.cores[r], yields=start.yields)
+        settle = functools.partial(_settle_on, start.cores[r], start.yields)
     elif start.yields:  # cpu: both workers, unpinned (cpu_pins.yields)
         cpu_pins.yield_process()
     worker.setup(r, start.world_size, start.device, start.guard, SETUP_TIMEOUT_S, settle)
     worker.serve()
     return 0
+
+
+def _settle_on(core: int, yields: bool) -> None:
+    """The rank on its core and, there, one intra-op thread: torch's pool holds a thread per
+    physical core, all of them on this one core once pinned, and after each parallel CPU op
+    they spin before they sleep. The reference's spinners (SCHED_OTHER) then took the core
+    from the candidate's half, which yields, and never the other way round."""
+    import torch
+
+    if cpu_pins.pin_process(core, yields=yields):
+        torch.set_num_threads(1)
 
 
 def _not_dumpable() -> None:

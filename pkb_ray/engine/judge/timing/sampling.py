@@ -378,10 +378,10 @@ class Interleaved:
         # gate opened, so the window saw a fraction of them, and a batch sized from it was
         # far too long (distributed_sample_sort: 64 calls of 2.2 ms per half, 20 samples in
         # 10 s; tile_parallel_vae_decode: 65 s; H100, 2026-11-26). Probe again, not held,
-        # with empty runs of its own: the calibrated floor is a held run's. Open: for
-        # moe_dispatch and moe_combine the main loop's empty runs (not held) cost 2.3-12 ms
-        # where the probe's cost 0.1-0.3 ms, so their calls of 1-3 ms go one per sample and
-        # read `unmeasurable` at world size 1 (benchmarks/results/ws1_0.4.7_2026-11-26).
+        # with empty runs of its own: the calibrated floor is a held run's. (moe_dispatch's
+        # and moe_combine's main-loop empty runs once cost 2.3-12 ms against the probe's
+        # 0.1-0.3 ms, and read `unmeasurable`: the judge's idle intra-op threads spun on its
+        # core after each draw of inputs on the CPU. judge/main.py keeps one thread.)
         probe: list[tuple[float, float, float, float, float, bool]] = []
         i = 0
         while len(probe) < PROBES:
