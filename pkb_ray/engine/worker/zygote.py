@@ -52,8 +52,9 @@ def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
 def _settle_on(core: int, yields: bool) -> None:
     """The rank on its core and, there, one intra-op thread: torch's pool holds a thread per
     physical core, all of them on this one core once pinned, and after each parallel CPU op
-    they spin before they sleep. The reference's spinners (SCHED_OTHER) then took the core
-    from the candidate's half, which yields, and never the other way round."""
+    they spin before they sleep. The reference's spinners (SCHED_OTHER) would take the core
+    from the candidate's half, which yields, and never the other way round (as the judge's
+    took its own core: judge/main.py). A candidate may set its own count: its core only."""
     import torch
 
     if cpu_pins.pin_process(core, yields=yields):
