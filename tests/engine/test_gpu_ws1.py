@@ -20,20 +20,28 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(_gpu_count() < 1, reason="needs a CUDA GPU (run on the device)")]
 
 
+def _reference_against_itself(problem: str, cache_dir: str, trials: int = 2,
+                              timing: TimingConfig | None = None):
+    """A builtin problem's reference evaluated as its own candidate at world size 1, bench
+    size, guard off (it uses NCCL), with set-up limits for a cold GPU machine."""
+    source = load_problems("builtin", [problem]).problems[problem].reference_source
+    res = evaluate(EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source,
+                               world_size=1, device="cuda", size="bench", trials=trials, guard=False,
+                               timing=timing or TimingConfig(),
+                               timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
+                               cache_dir=cache_dir))
+    _report(f"{problem} reference at ws1", res)
+    return res
+
+
 def test_a_large_input_is_in_the_arena_before_the_worker_reads_it(cache_dir):
     # The judge copies a call's inputs into the worker's arena on its own CUDA stream; the
     # worker reads them on another. Without a synchronize between them the worker's trial
     # read part of the previous trial's 4 GiB weight: the reference against itself was
     # "907996 of 1026048 elements outside" tolerance in trial 1 (H100, 2026-11-25). Small
     # inputs were copied before the message arrived, which hid it.
-    problem = "vocab_parallel_gemv_decode"
-    source = load_problems("builtin", [problem]).problems[problem].reference_source
-    res = evaluate(EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source,
-                               world_size=1, device="cuda", size="bench", trials=3, guard=False,
-                               timing=TimingConfig(max_timing_s=1.0),
-                               timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
-                               cache_dir=cache_dir))
-    _report(f"{problem} reference at ws1", res)
+    res = _reference_against_itself("vocab_parallel_gemv_decode", cache_dir, trials=3,
+                                    timing=TimingConfig(max_timing_s=1.0))
     assert res.correct, (res.message, res.log[-4000:])
 
 
@@ -105,13 +113,7 @@ def test_a_call_that_waits_on_the_host_is_batched_by_its_real_time(cache_dir):
     # within SAMPLE_MAX_MS, and the speedup is measured.
     from pkb_ray.engine.judge.timing.sampling import SAMPLE_MAX_MS
 
-    problem = "distributed_sample_sort"
-    source = load_problems("builtin", [problem]).problems[problem].reference_source
-    res = evaluate(EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source,
-                               world_size=1, device="cuda", size="bench", trials=2, guard=False,
-                               timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
-                               cache_dir=cache_dir))
-    _report(f"{problem} reference at ws1", res)
+    res = _reference_against_itself("distributed_sample_sort", cache_dir)
     assert res.correct and "timed_ungated" in res.flags, (res.message, res.flags)
     assert res.timing is not None and res.reference_ms is not None
     per_sample = res.timing.calls_per_sample * max(res.reference_ms, res.candidate_ms or 0.0)
@@ -126,12 +128,6 @@ def test_inputs_drawn_on_the_cpu_leave_the_floor_as_it_is(cache_dir):
     # and the empty run right after it waited for the judge's own thread: 2.3-12 ms against
     # the probe's 0.1-0.3 ms, more than the calls, so the evaluation read `unmeasurable`
     # (H100, 2026-11-26, 0.4.8 and 0.4.9). One intra-op thread on a pinned judge: measured.
-    problem = "moe_dispatch"
-    source = load_problems("builtin", [problem]).problems[problem].reference_source
-    res = evaluate(EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source,
-                               world_size=1, device="cuda", size="bench", trials=2, guard=False,
-                               timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
-                               cache_dir=cache_dir))
-    _report(f"{problem} reference at ws1", res)
+    res = _reference_against_itself("moe_dispatch", cache_dir)
     assert res.correct, (res.message, res.log[-3000:])
     assert res.speedup is not None and "unmeasurable" not in res.flags, (res.message, res.flags)
