@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
-exec python3 -m pytest -q -ra "$@"
+exec python3 -m pytest -q -ra --durations=20 "$@"
