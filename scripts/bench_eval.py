@@ -165,11 +165,13 @@ def main() -> int:
     for i, shape in enumerate(shapes):
         runs = []
         for k in range(args.repeats):
+            started_at = time.time()  # wall clock: lines the run up with GPU clock samples
             res = evaluate(request(i, k, shape), build=build)
             if not res.correct:
                 print(f"{shape} #{k}: {res.failure} {res.message}\n{res.log[-3000:]}")
                 return 1
-            runs.append({"node_seconds": res.node_seconds, "candidate_ms": res.candidate_ms,
+            runs.append({"started_at": started_at, "ended_at": time.time(),
+                         "node_seconds": res.node_seconds, "candidate_ms": res.candidate_ms,
                          "reference_ms": res.reference_ms, "speedup": res.speedup,
                          "roofline_fraction": res.roofline_fraction, "flags": res.flags,
                          "speedup_ci": [res.speedup_ci_low, res.speedup_ci_high], "sandbox": res.sandbox,
