@@ -1,7 +1,7 @@
 # Device call A (nvidia-h100-x1), tenth session, harness 0.4.11: the GPU engine tests and
-# Not run in the tenth session: 174 s of device time were left, too few to start a machine.
 # attacks at the head (tests/engine/test_gpu_ws1.py's helper is new), then a 12 us kernel's
 # time in fresh processes outside the harness (tiny_kernel_spread.py).
+# Not run in the tenth session: 174 s of device time were left, too few to start a machine.
 set -o pipefail
 mkdir -p .devsite && cp .devsite_slim/site-py312.tgz .devsite/
 source scripts/device_runs/setup_gpu_machine.sh

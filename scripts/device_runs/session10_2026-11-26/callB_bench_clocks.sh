@@ -1,8 +1,8 @@
 # Device call B (nvidia-h100-x1, the machine of call A), tenth session: bench_eval of 9c78ee4
-# Not run in the tenth session: 174 s of device time were left, too few to start a machine.
 # then of this tree (that order: the first bench on a machine runs its trials slower, session
 # 9's call 8), both shapes, with the GPU's clocks sampled every 100 ms to line up with each
 # evaluation (bench_eval's started_at / ended_at).
+# Not run in the tenth session: 174 s of device time were left, too few to start a machine.
 set -o pipefail
 mkdir -p .devsite && cp .devsite_slim/site-py312.tgz .devsite/
 source scripts/device_runs/setup_gpu_machine.sh
