@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import select
 import socket
 import struct
@@ -26,6 +27,8 @@ MAX_DEPTH = 100
 trees.MAX_DEPTH (32) tagged containers, two JSON levels each, under 4 levels of message:
 68. A frame nested a million deep made json.loads raise RecursionError in the judge, which
 the judge took for its own bug (harness_error, retried forever)."""
+MAX_INT = (1 << 63) - 1
+"""The largest magnitude of an int in a frame (JSON's are unbounded)."""
 
 
 class ProtocolError(Exception):
@@ -144,6 +147,16 @@ def json_depth(body: bytes) -> int:
     return depth + parens.count(b"(") if parens else depth
 
 
+def _bounded_int(text: str) -> int:
+    # JSON's ints are unbounded: float() of a 400-digit one raises OverflowError in whoever
+    # reads it (attack overflows_report.py), and a dict keyed by ints that differ by multiples
+    # of 2**61 - 1 (which hash alike) costs quadratic time to build (collides_keys.py).
+    value = int(text)
+    if abs(value) > MAX_INT:
+        raise ValueError(f"an integer of {value.bit_length()} bits (at most 63)")
+    return value
+
+
 def parse(body: bytes) -> Any:
     """The JSON of one frame's body, checked for depth before it is parsed: any malformed
     body is a ProtocolError naming what is wrong, never another exception."""
@@ -151,7 +164,7 @@ def parse(body: bytes) -> Any:
     if depth > MAX_DEPTH:
         raise ProtocolError(f"frame nested {depth} deep exceeds the limit of {MAX_DEPTH}")
     try:
-        return _unfinite(json.loads(body))
+        return _unfinite(json.loads(body, parse_int=_bounded_int))
     except (ValueError, UnicodeDecodeError) as e:
         raise ProtocolError(f"frame is not JSON: {e}") from e
     except (RecursionError, MemoryError) as e:  # bounded above; kept as a second wall
@@ -181,6 +194,11 @@ class FrameReader:
         except OSError as e:
             raise ProtocolError(f"receiving: {e}") from e
         self._fds.extend(fds)
+        if len(self._fds) > MAX_FDS:
+            # A frame sent a byte at a time, descriptors with each, would fill this process's
+            # table (attack leaks_fds.py); no frame of the protocol carries more than MAX_FDS.
+            self.close_fds()
+            raise ProtocolError(f"more than {MAX_FDS} descriptors with one frame")
         if not data:
             raise PeerClosed("the peer closed the channel")
         self._buf += data
@@ -209,4 +227,21 @@ class FrameReader:
         body = bytes(self._buf[_HEADER.size:_HEADER.size + n])
         del self._buf[:_HEADER.size + n]
         fds, self._fds = self._fds, []
-        return parse(body), fds
+        try:
+            return parse(body), fds
+        except ProtocolError:
+            _close_all(fds)  # the frame is refused, and what came with it
+            raise
+
+    def close_fds(self) -> None:
+        """Close the descriptors received with a frame not yet returned."""
+        fds, self._fds = self._fds, []
+        _close_all(fds)
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
