@@ -12,7 +12,9 @@ have the host's network).
 
 The same filter refuses sched_setaffinity, sched_setscheduler, sched_setattr and setsid
 (engine/cpu_pins.py says why), ptrace and process_vm_readv/writev, unshare, mount and clone
-into a new namespace (clone3 answers ENOSYS), and sending SIGCONT (engine/judge/freezer.py).
+into a new namespace (clone3 answers ENOSYS), and sending SIGCONT (engine/judge/freezer.py),
+whether by kill, by a child's exit or a parent's death signal, by I/O (F_SETSIG) or, on cpu,
+by a timer.
 
 What stays allowed: Unix sockets (the judge's channel; symmetric memory passes its CUDA
 handles over AF_UNIX), files, and everything else. io_uring is refused because it can
@@ -61,6 +63,18 @@ rank's processes while the reference's half runs (engine/judge/freezer.py); a pr
 another rank, or one the judge has not stopped yet, would resume them."""
 
 
+CPU_ONLY_CALLS = ("timer_create",)
+"""Refused where the judges stop ranks (cpu): a POSIX timer's signal is named in a struct
+(sigevent) a filter cannot read, and a timer whose signal is SIGCONT resumes a stopped process
+from the kernel, past the rule on kill (attack spins_unseen.py). Python, torch and gloo make
+no such timer (the CPU suite passes without it); on GPUs nothing is stopped, and the driver is
+not refused what it might use."""
+F_SETSIG = 10
+PR_SET_PDEATHSIG = 1
+"""fcntl(fd, F_SETSIG, SIGCONT) would make I/O readiness on fd send SIGCONT: refused whatever
+the signal (nothing of ours sets one)."""
+
+
 class NoNetworkUnavailable(RuntimeError):
     """The filter cannot be installed here (no libseccomp, or the kernel refused it)."""
 
@@ -78,9 +92,10 @@ def _int_is(arg: int, value: int) -> _ArgCmp:
     return _ArgCmp(arg, _CMP_MASKED_EQ, 0xFFFFFFFF, value)
 
 
-def install() -> None:
-    """Filter this process and all its threads (TSYNC), irrevocably. Raises
-    NoNetworkUnavailable naming what is missing."""
+def install(cpu: bool = False) -> None:
+    """Filter this process and all its threads (TSYNC), irrevocably; `cpu`: its ranks are
+    stopped between halves (CPU_ONLY_CALLS). Raises NoNetworkUnavailable naming what is
+    missing."""
     try:
         lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
     except OSError as e:
@@ -102,7 +117,7 @@ def install() -> None:
             rc = lib.seccomp_rule_add(ctx, deny, nr, 1, _int_is(0, family))
             if rc != 0:
                 raise NoNetworkUnavailable(f"seccomp_rule_add(socket, {family}) failed ({rc})")
-        for call in REFUSED_CALLS:
+        for call in REFUSED_CALLS + (CPU_ONLY_CALLS if cpu else ()):
             nr = lib.seccomp_syscall_resolve_name(call.encode())
             if nr >= 0 and lib.seccomp_rule_add(ctx, deny, nr, 0) != 0:
                 raise NoNetworkUnavailable(f"seccomp_rule_add({call}) failed")
@@ -110,6 +125,16 @@ def install() -> None:
         for flag in NAMESPACE_FLAGS:
             if lib.seccomp_rule_add(ctx, deny, nr, 1, _ArgCmp(0, _CMP_MASKED_EQ, flag, flag)) != 0:
                 raise NoNetworkUnavailable(f"seccomp_rule_add(clone, {flag:#x}) failed")
+        # A child whose exit signal (clone's low byte of flags) is SIGCONT resumes its
+        # parent when it exits: kill's rule does not see that signal.
+        if lib.seccomp_rule_add(ctx, deny, nr, 1, _ArgCmp(0, _CMP_MASKED_EQ, 0xFF, signal.SIGCONT)) != 0:
+            raise NoNetworkUnavailable("seccomp_rule_add(clone, exit signal SIGCONT) failed")
+        nr = lib.seccomp_syscall_resolve_name(b"prctl")  # a parent's death signal: SIGCONT
+        if lib.seccomp_rule_add(ctx, deny, nr, 2, _int_is(0, PR_SET_PDEATHSIG), _int_is(1, signal.SIGCONT)) != 0:
+            raise NoNetworkUnavailable("seccomp_rule_add(prctl, PR_SET_PDEATHSIG SIGCONT) failed")
+        nr = lib.seccomp_syscall_resolve_name(b"fcntl")
+        if lib.seccomp_rule_add(ctx, deny, nr, 1, _int_is(1, F_SETSIG)) != 0:
+            raise NoNetworkUnavailable("seccomp_rule_add(fcntl, F_SETSIG) failed")
         nr = lib.seccomp_syscall_resolve_name(NO_CLONE3.encode())
         if nr >= 0 and lib.seccomp_rule_add(ctx, _ACT_ERRNO | errno.ENOSYS, nr, 0) != 0:
             raise NoNetworkUnavailable("seccomp_rule_add(clone3) failed")

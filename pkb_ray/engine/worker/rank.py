@@ -116,7 +116,7 @@ class Rank:
         if guard:
             process_group.init(store, rank, world_size, timeout_s)
             settle()
-            no_network.install()  # from here no socket but a Unix one: no gloo, NCCL, MPI or TCP
+            no_network.install(cpu=not device.startswith("cuda"))  # from here no socket but a Unix one: no gloo, NCCL, MPI or TCP
         else:
             # A reference self-check (model=reference): the candidate is the reference and
             # needs real collectives. The result says guard_off.
