@@ -43,7 +43,7 @@ PROBES = 5
 WARM_MIN, WARM_MAX = 2, 200
 """Warm-up pairs: at least, and at most however long warmup_ms is."""
 SAMPLE_MAX_MS = 25.0
-"""Batching stops before a sample of the slower half would take longer than this."""
+"""Batching stops before the reference's half of a sample would take longer than this."""
 STOPPED_CPU_MS = 100.0
 """CPU time a candidate's stopped processes may use over a whole phase (cpu) before it is
 called implausible. Honest candidates' used at most 20 ms (36 CPU self-check evaluations,
@@ -400,8 +400,13 @@ class Interleaved:
             self.empty_win = []
         one_ref = statistics.median(p[0] for p in probe) - floor1
         one_cand = statistics.median(p[1] for p in probe) - floor1
-        fastest = max(min(one_ref, one_cand), 1e-3)
-        slowest = max(one_ref, one_cand, 1e-3)
+        # The batch is sized from the reference's calls alone. Sized from the slower half, a
+        # candidate that slept in the probe's calls (it knows the trials' inputs they reuse,
+        # and they are never checked) chose one call per sample, where the reference's short
+        # calls read 3x slower each, and its speedup read 2-3x better for unchanged code
+        # (attack slow_probe.py; cpu, 2026-11-26). A candidate much slower than the reference
+        # then takes longer samples, within max_timing_s after min_calls of them.
+        one = max(one_ref, 1e-3)
         # What the batch size was chosen from (seconds, as every entry here), for people
         # reading a batch size: a call of each half and the floor they were taken beside.
         s.report.seconds.update({"timing.probe.reference_call": one_ref / 1e3, "timing.probe.candidate_call":
@@ -409,10 +414,10 @@ class Interleaved:
                                  "timing.probe.held": float(self.hold)})
         # Batch until a sample is measurable: at least batch_ms of calls, and at least the
         # floor's fixed part (messages, synchronize), which then weighs less per call. But
-        # a sample of a slow half stays short (samples, not calls, make the interval).
-        k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / slowest)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
+        # a sample of a slow reference stays short (samples, not calls, make the interval).
+        k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / one)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
         k, batch_ms = 1, self.cfg.batch_ms if self.ctx.cuda else self.cfg.cpu_batch_ms
-        while k < k_max and k * fastest < max(batch_ms, floor_fixed):
+        while k < k_max and k * one < max(batch_ms, floor_fixed):
             k *= 2
         # Every judge makes the same number of calls (each judge's floor and arena differ a
         # little, and ranks whose calls differ in number leave each other in a collective).
