@@ -55,6 +55,10 @@ def _not_correct_and_fast(res) -> None:
     # here, and test_a_frame_nested_deep_... below demands the depth refusal itself.
     ("nests_frame", {F.RUNTIME_ERROR, F.TIMEOUT}, None, 0, None),
     ("shrinks_arena", {F.RUNTIME_ERROR}, None, 0, None),
+    # frames no reader could use: a 401-digit number (float() of it raised OverflowError in
+    # the judge, called harness_error) and 75,000 dict keys that hash alike (34 s of a judge)
+    ("overflows_report", {F.RUNTIME_ERROR}, None, None, None),
+    ("collides_keys", {F.RUNTIME_ERROR}, None, 0, None),
     ("forges_setup_failure", {F.RUNTIME_ERROR, F.TIMEOUT}, None, 0, None),
     # collectives, however reached
     ("calls_all_reduce", {F.FORBIDDEN_API}, None, 0, None),
@@ -368,6 +372,43 @@ def test_a_spinner_left_running_beside_the_reference_gains_nothing(run_eval):
         assert r.evidence["seconds"].get("timing.stopped_cpu.candidate", 1.0) < 0.05, r.evidence
 
 
+def test_descriptors_sent_with_a_broken_frame_cost_the_next_candidate_nothing(run_eval):
+    """A frame's body sent a byte at a time, descriptors with each, then not JSON: the judge
+    kept them all, and the next candidate on the same judges failed with EMFILE (harness_error).
+    Now refused at the fifth descriptor and closed."""
+    import importlib
+
+    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    ok = run_eval(CANDIDATES / "store_exchange.py")
+    assert ok.correct, (ok.failure, ok.message)
+    judges = [j.popen.pid for node in ev._nodes.values() for j in node.judges]
+    before = {pid: len(os.listdir(f"/proc/{pid}/fd")) for pid in judges}
+    bad = run_eval(ADVERSARIAL / "leaks_fds.py")
+    assert bad.failure == F.RUNTIME_ERROR, (bad.failure, bad.message)
+    after = {pid: len(os.listdir(f"/proc/{pid}/fd")) for pid in judges if os.path.exists(f"/proc/{pid}")}
+    assert all(after[p] <= before[p] + 8 for p in after), (before, after)
+    ok = run_eval(CANDIDATES / "store_exchange.py")
+    assert ok.correct, (ok.failure, ok.message)
+
+
+def test_neither_a_slow_probe_nor_unseen_spinners_gain(run_eval):
+    """slow_probe.py sleeps only in the calls that size the batch, which made it one call per
+    sample and its speedup 2-3x better; spins_unseen.py spins while stopped, resumed by timers,
+    in processes the kernel reaps (the judge counted nothing). Neither beats the honest
+    exchange by half."""
+    honest = [run_eval(CANDIDATES / "store_exchange.py") for _ in range(2)]
+    assert all(h.correct for h in honest), [h.message for h in honest]
+    best = max(h.speedup for h in honest)
+    for name in ("slow_probe", "spins_unseen"):
+        res = run_eval(ADVERSARIAL / f"{name}.py")
+        if res.failure == F.IMPLAUSIBLE:
+            continue
+        assert res.correct, (name, res.failure, res.message)
+        assert res.speedup < 1.5 * best, (name, res.speedup, [h.speedup for h in honest], res.message)
+        if name == "slow_probe":  # its 15 ms probes made it one call per sample (k <= 25 / 15)
+            assert res.timing is not None and res.timing.calls_per_sample > 1, res.message
+
+
 def test_a_spinner_inside_calls_sigstop_cannot_interrupt_is_implausible(run_eval):
     """A process stops only when its system call returns (mmap(MAP_POPULATE) of half a GiB:
     hundreds of ms), and the kernel can resume one on its behalf (timers, exit and death
@@ -390,6 +431,15 @@ def test_a_rank_cannot_resume_a_stopped_process(run_eval):
     res = run_eval(ADVERSARIAL / "resumes_processes.py")
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
     for refusal in ("kill: EACCES", "tgkill: EACCES", "pidfd_send_signal: EACCES"):
+        assert refusal in res.message, res.message
+
+
+def test_the_kernel_is_not_asked_to_resume_a_stopped_process(run_eval):
+    """Nor may the kernel be made to send SIGCONT for the candidate: by a timer, a child's exit
+    signal, a parent's death signal or a descriptor's I/O signal."""
+    res = run_eval(ADVERSARIAL / "resumes_by_kernel.py")
+    assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
+    for refusal in ("timer_create: EACCES", "clone: EACCES", "prctl: EACCES", "fcntl: EACCES"):
         assert refusal in res.message, res.message
 
 
