@@ -400,12 +400,16 @@ class Interleaved:
             self.empty_win = []
         one_ref = statistics.median(p[0] for p in probe) - floor1
         one_cand = statistics.median(p[1] for p in probe) - floor1
-        # The batch is sized from the reference's calls alone. Sized from the slower half, a
-        # candidate that slept in the probe's calls (it knows the trials' inputs they reuse,
+        # The candidate's probe may only make the batch larger, never smaller: its calls
+        # count toward reaching batch_ms (a fast candidate is batched until its own half is
+        # measurable), and only the reference's bound its length. Bounded by the slower half,
+        # a candidate that slept in the probe's calls (it knows the trials' inputs they reuse,
         # and they are never checked) chose one call per sample, where the reference's short
         # calls read 3x slower each, and its speedup read 2-3x better for unchanged code
-        # (attack slow_probe.py; cpu, 2026-11-26). A candidate much slower than the reference
-        # then takes longer samples, within max_timing_s after min_calls of them.
+        # (attack slow_probe.py; cpu, 2026-11-26). A larger batch only takes more of the
+        # floor's share off both halves. A candidate much slower than the reference takes
+        # longer samples, within max_timing_s after min_calls of them.
+        fastest = max(min(one_ref, one_cand), 1e-3)
         one = max(one_ref, 1e-3)
         # What the batch size was chosen from (seconds, as every entry here), for people
         # reading a batch size: a call of each half and the floor they were taken beside.
@@ -417,7 +421,7 @@ class Interleaved:
         # a sample of a slow reference stays short (samples, not calls, make the interval).
         k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / one)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
         k, batch_ms = 1, self.cfg.batch_ms if self.ctx.cuda else self.cfg.cpu_batch_ms
-        while k < k_max and k * one < max(batch_ms, floor_fixed):
+        while k < k_max and k * fastest < max(batch_ms, floor_fixed):
             k *= 2
         # Every judge makes the same number of calls (each judge's floor and arena differ a
         # little, and ranks whose calls differ in number leave each other in a collective).
