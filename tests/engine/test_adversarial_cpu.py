@@ -392,21 +392,18 @@ def test_descriptors_sent_with_a_broken_frame_cost_the_next_candidate_nothing(ru
 
 
 def test_neither_a_slow_probe_nor_unseen_spinners_gain(run_eval):
-    """slow_probe.py sleeps only in the calls that size the batch, which made it one call per
-    sample and its speedup 2-3x better; spins_unseen.py spins while stopped, resumed by timers,
-    in processes the kernel reaps (the judge counted nothing). Neither beats the honest
-    exchange by half."""
-    honest = [run_eval(CANDIDATES / "store_exchange.py") for _ in range(2)]
-    assert all(h.correct for h in honest), [h.message for h in honest]
-    best = max(h.speedup for h in honest)
-    for name in ("slow_probe", "spins_unseen"):
-        res = run_eval(ADVERSARIAL / f"{name}.py")
-        if res.failure == F.IMPLAUSIBLE:
-            continue
-        assert res.correct, (name, res.failure, res.message)
-        assert res.speedup < 1.5 * best, (name, res.speedup, [h.speedup for h in honest], res.message)
-        if name == "slow_probe":  # its 15 ms probes made it one call per sample (k <= 25 / 15)
-            assert res.timing is not None and res.timing.calls_per_sample > 1, res.message
+    """slow_probe.py sleeps only in the calls that size the batch: it got one call per sample
+    (k <= 25 / 15), and its speedup read 2-3x better. spins_unseen.py spins while stopped,
+    resumed by timers, in processes the kernel reaps (the judge counted nothing): 0.623
+    against 0.12-0.13 honest. What each relied on is checked, not its speedup: on cpu the
+    honest exchange itself reads 0.10-0.43 as the reference's probe (2.4-9.4 ms) sets the
+    batch at 2-8 calls (2026-11-26), too wide to tell a gain of 1.5x from chance."""
+    res = run_eval(ADVERSARIAL / "slow_probe.py")
+    assert res.correct, (res.failure, res.message)
+    assert res.timing is not None and res.timing.calls_per_sample > 1, res.message
+    res = run_eval(ADVERSARIAL / "spins_unseen.py")
+    assert res.correct or res.failure == F.IMPLAUSIBLE, (res.failure, res.message)
+    assert "timer_create" in res.log and "Errno 13" in res.log, res.log[-2000:]  # EACCES: no timer
 
 
 def test_a_spinner_inside_calls_sigstop_cannot_interrupt_is_implausible(run_eval):
