@@ -70,9 +70,11 @@ from the kernel, past the rule on kill (attack spins_unseen.py). Python, torch a
 no such timer (the CPU suite passes without it); on GPUs nothing is stopped, and the driver is
 not refused what it might use."""
 F_SETSIG = 10
-PR_SET_PDEATHSIG = 1
 """fcntl(fd, F_SETSIG, SIGCONT) would make I/O readiness on fd send SIGCONT: refused whatever
 the signal (nothing of ours sets one)."""
+PR_SET_PDEATHSIG = 1
+"""prctl(PR_SET_PDEATHSIG, SIGCONT): a parent's death would resume its child. Refused for
+SIGCONT only (the harness's processes set SIGKILL, before any filter)."""
 
 
 class NoNetworkUnavailable(RuntimeError):
