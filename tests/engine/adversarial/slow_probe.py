@@ -11,12 +11,14 @@
 # (It pulls a speedup toward 1: a candidate slower than the reference gains, a faster one
 # would ask for the largest k instead, by being fast in the probe.)
 # A harness that lets the measured code choose how it is batched is fooled.
-# EXPECTED: correct, and no faster than store_exchange.py (the same exchange, no sleep).
+# EXPECTED: correct, with more than one call per sample: the batch follows the reference's
+# probe, and a candidate's probe can only enlarge it.
 import time
 
 import torch
-import torch.distributed as dist
 
+# pkb:include ../fixtures/candidates/store_exchange.py
+_exchange = solution
 _seen = set()
 _calls = [0]
 
@@ -28,12 +30,4 @@ def solution(x: torch.Tensor) -> torch.Tensor:
         _seen.add(key)
     elif key in _seen:  # the trials' inputs again: probes and warm-up, never checked or scored
         time.sleep(0.015)
-    store = dist.distributed_c10d._get_default_store()
-    rank, world = dist.get_rank(), dist.get_world_size()
-    call = store.add(f"calls/{rank}", 1)
-    store.set(f"x/{call}/{rank}", x.contiguous().cpu().numpy().tobytes())
-    out = x.clone()
-    for r in range(world):
-        if r != rank:
-            out += torch.frombuffer(bytearray(store.get(f"x/{call}/{r}")), dtype=x.dtype).view_as(x)
-    return out
+    return _exchange(x)

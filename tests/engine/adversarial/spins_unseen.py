@@ -12,14 +12,13 @@
 # A harness that stops the candidate's processes and counts the CPU time of the processes
 # it can see while they are stopped (judge/freezer.py: > 100 ms over >= 3 stops is
 # implausible) is fooled: the judge counts 0 ms while the spinners use hundreds.
-# EXPECTED: implausible (the CPU the candidate's processes used while stopped), or correct
-# and no faster than store_exchange.py.
+# EXPECTED: correct (or implausible), its helper's timer_create refused (EACCES, in its log):
+# the filter refuses timer_create on cpu.
 import os
 import signal
 import sys
 
 import torch
-import torch.distributed as dist
 
 _HELPER = r'''
 import ctypes, os, signal, sys, time
@@ -89,15 +88,10 @@ def _start_helper():
                                    dict(os.environ)))
 
 
+# pkb:include ../fixtures/candidates/store_exchange.py
+_exchange = solution
+
+
 def solution(x: torch.Tensor) -> torch.Tensor:
     _start_helper()
-    store = dist.distributed_c10d._get_default_store()
-    rank, world = dist.get_rank(), dist.get_world_size()
-    call = store.add(f"calls/{rank}", 1)
-    store.set(f"x/{call}/{rank}", x.contiguous().cpu().numpy().tobytes())
-    out = x.clone()
-    for r in range(world):
-        if r != rank:
-            peer = torch.frombuffer(bytearray(store.get(f"x/{call}/{r}")), dtype=x.dtype)
-            out += peer.view_as(x)
-    return out
+    return _exchange(x)
