@@ -76,9 +76,7 @@ class WorkerLink:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker ended during {phase}", gone=True) from None
         except frames.ProtocolError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol during {phase}: {e}") from None
-        for fd in fds:  # a worker has no descriptor to give a judge
-            import os
-            os.close(fd)
+        frames.close_all(fds)  # a worker has no descriptor to give a judge
         try:
             msg = m.decode(obj, expected + (m.Failed,))
         except frames.ProtocolError as e:

@@ -230,16 +230,17 @@ class FrameReader:
         try:
             return parse(body), fds
         except ProtocolError:
-            _close_all(fds)  # the frame is refused, and what came with it
+            close_all(fds)  # the frame is refused, and what came with it
             raise
 
     def close_fds(self) -> None:
         """Close the descriptors received with a frame not yet returned."""
         fds, self._fds = self._fds, []
-        _close_all(fds)
+        close_all(fds)
 
 
-def _close_all(fds: list[int]) -> None:
+def close_all(fds: list[int]) -> None:
+    """Close each descriptor; one already closed is passed over."""
     for fd in fds:
         try:
             os.close(fd)
