@@ -192,6 +192,22 @@ class TimingEvidence:
     """Median time a candidate rank took from its inputs to its calls being queued."""
     impossible: list[str] = field(default_factory=list)
     """Reports of more time than the judge saw pass (a worker lying upwards)."""
+    mode_source: str = ""
+    """Where the timing mode (gated, calls_per_sample) came from: cached (the node's mode for
+    this problem), calibrated (decided by this evaluation's reference probe, kept by the node
+    from then on) or improvised (no launch gate here: used once, never kept)."""
+    reference_expired: int = 0
+    candidate_expired: int = 0
+    """Samples left out because that half's launch gate expired in a held mode."""
+    cpu_pressure: float | None = None
+    """Share of the timing phase in which some runnable task on the host waited for a CPU."""
+    steal: float | None = None
+    """Share of the host's CPU time taken by the hypervisor during the timing phase."""
+    foreign_cpu: float | None = None
+    """Share of the host's CPU capacity that processes other than this evaluation's used
+    during the timing phase."""
+    between_sd: float = 0.0
+    """The spread between evaluations added to the interval (log space; timing/stats.py)."""
 
 
 @dataclass

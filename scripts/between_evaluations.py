@@ -10,8 +10,9 @@ counts how many then hold 1.0. It prints the smallest b on the grid whose interv
 1.0 in at least --coverage of the evaluations: the figure BETWEEN_EVALUATIONS_SD is set
 from. An evaluation without an interval (failed, unmeasurable) is left out and counted.
 
-The intervals in a results file are the harness's of that run, already widened by the term
-then in force. --samples (one per results file: each evaluation's paired figures, one line
+The intervals in a results file are the harness's of that run, widened by the term then in
+force; where a result records that term (its timing evidence's `between_sd`), the widening is
+undone before the fit. --samples (one per results file: each evaluation's paired figures, one line
 per evaluated problem in the file's order, as scripts/device_runs/session7_2026-11-26/
 dump_samples.py writes them) recomputes each interval from its samples with this tree's
 estimator and no term: the input a fit of the term needs. Fit on one run, then run the
@@ -64,10 +65,24 @@ def evaluations(paths: list[Path], samples: list[Path] | None = None
                     continue
                 ci = e.get("ci") or [None, None]
                 if e.get("speedup") and ci[0] and ci[1]:
-                    rows.append((row["problem"], float(e["speedup"]), float(ci[0]), float(ci[1])))
+                    b = float(((e.get("timing") or {}).get("between_sd")) or 0.0)
+                    rows.append((row["problem"], *unwidened(float(e["speedup"]), float(ci[0]), float(ci[1]), b)))
                 else:
                     left.append(f"{row['problem']}: {e.get('failure') or 'no interval'}")
     return rows, left
+
+
+def unwidened(point: float, lo: float, hi: float, between_sd: float) -> tuple[float, float, float]:
+    """(point, low, high) as the samples alone gave them: the verdict's widening by
+    `between_sd` (recorded in each result's timing evidence) undone, side by side."""
+    if between_sd <= 0 or not (0 < lo <= point <= hi):
+        return point, lo, hi
+    from scipy import stats
+
+    extra = float(stats.norm.ppf(0.975)) * between_sd
+    down = math.sqrt(max(0.0, math.log(point / lo) ** 2 - extra ** 2))
+    up = math.sqrt(max(0.0, math.log(hi / point) ** 2 - extra ** 2))
+    return point, point * math.exp(-down), point * math.exp(up)
 
 
 def holding(rows: list[tuple[str, float, float, float]], b: float) -> tuple[int, int]:

@@ -117,6 +117,10 @@ class TimingConfig:
     1.0 of 12: about 1 ms: 0.947, 0.946, 0.964 (32 of 36); about 10 ms: 1.004, 1.035, 0.979
     (35 of 36), then 0.989, 0.935, 1.005 (29 of 36). Less biased, not yet within 3%
     (benchmarks/results/timing_v3_ws1_2026-11-25/NOTES.md)."""
+    max_foreign_cpu: float = 0.2
+    """cpu: the share of the host's CPU capacity that processes other than the evaluation's
+    may use during its timing phase before the result says `unmeasurable` (engine/judge/
+    timing/conditions.py says why). 1.0 accepts any load, and figures that are draws of it."""
     gate_timeout_ms: float = 100.0
     """A gate not opened by then lets the call through and the callable is timed ungated
     (it waits on the GPU from the host, e.g. .item())."""

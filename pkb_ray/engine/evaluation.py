@@ -23,9 +23,10 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pkb_ray.engine import cpu_pins, hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check, verdict
+from pkb_ray.engine import (cpu_pins, hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check,
+                            timing_modes, verdict)
 from pkb_ray.engine.gpu_groups import Lease
-from pkb_ray.engine.judge.control import JudgeJob
+from pkb_ray.engine.judge.control import JudgeJob, TimingMode
 from pkb_ray.engine.node import JudgeNode, NodeSpec
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
@@ -213,18 +214,19 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     node = node_for(req, cvd, *_cores(req, cvd, node_cvd))
     result.sandbox = _describe_sandbox(node.spec, req)
     transport = req.transport if req.transport != "auto" else ("cuda" if req.device == "cuda" else "host")
+    ref_key = reference_timings.reference_key(problem.id, problem.spec.version, req.world_size, req.size,
+                                              req.device, fp, HARNESS_VERSION)
+    # The problem's timing mode on this node, whatever the candidate: one instrument for
+    # every candidate of a problem and every evaluation of one (judge/control.TimingMode).
     job = JudgeJob(problem_id=req.problem_id, problems_source=source, loader=loader,
                    candidate_source=req.candidate_source, size=req.size, trials=req.trials, guard=req.guard,
                    time_candidate=req.time_candidate, timing=req.timing, timeouts=req.timeouts,
-                   transport=transport, cache_dir=cache_dir,
-                   reference_key=reference_timings.reference_key(problem.id, problem.spec.version, req.world_size,
-                                                                 req.size, req.device, fp, HARNESS_VERSION),
-                   # Code that makes its own streams could wait on copy-engine work from the host
-                   # while the gate holds the SMs: its calls are not held behind the gate.
-                   gate_candidate=static_check.FLAG_STREAM not in result.flags)
+                   transport=transport, cache_dir=cache_dir, reference_key=ref_key,
+                   mode=timing_modes.load_mode(cache_dir, ref_key, req.timing))
     t = req.timeouts
     deadline_s = t.start_s + t.load_s + t.trial_s * (req.trials + 2) + (t.timing_s if req.time_candidate else 0) + 60
     out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s)
+    _remember_mode(cache_dir, job, out)
     verdict.compose(result, out, device=req.device, time_candidate=req.time_candidate, trials=req.trials)
     if req.guard and out.store_bytes > STORE_CHANNEL_BYTES:
         result.flags.append("store_channel")
@@ -250,6 +252,17 @@ def _describe_sandbox(spec: NodeSpec, req: EvalRequest) -> str:
         else:
             text += "; nccl: refusing stub preloaded (a path dlopen still reaches the real library)"
     return text
+
+
+def _remember_mode(cache_dir: str, job: JudgeJob, out: Any) -> None:
+    """Keep the mode the judges decided from the reference's probe (the first writer wins,
+    so an evaluation beside this one that decided too keeps the same mode from then on)."""
+    timing = out.reports[0].timing if 0 in out.reports else None
+    if job.mode is not None or timing is None or timing.mode_source != "calibrated" or out.harness_error:
+        return
+    timing_modes.remember_mode(cache_dir, job.reference_key, job.timing,
+                               TimingMode(held=timing.gated, calls_per_sample=timing.calls_per_sample),
+                               decided_by="the reference's probe")
 
 
 def _remember_reference_time(cache_dir: str, key: str, req: EvalRequest, result: EvalResult) -> None:

@@ -111,7 +111,7 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
     result.max_abs_error = max((r.max_abs_error for r in reports.values()), default=0.0)
     timing = reports[0].timing if 0 in reports else None
     message = f"correct on {trials} trials"
-    if time_candidate and timing is not None and timing.candidate_window_ms:
+    if time_candidate and timing is not None and (timing.candidate_window_ms or timing.unmeasurable):
         message += _timing(result, timing, device)
     result.message = message
     _physics_floor(result)
@@ -120,41 +120,46 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
 def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
     """The times of record, both halves by the judge's window (timing/__init__.py); the
     workers' own clocks only as evidence. The interval is the paired bootstrap's, with no
-    allowance for a bias (both halves are one instrument: the reference against itself,
-    benchmarks/results/self_timing_*), widened by the measured spread between evaluations
-    (timing/stats.py, BETWEEN_EVALUATIONS_SD). The speedup is the median of the pairs' ratios;
-    reference_ms and candidate_ms are each half's own median, so their ratio can differ from
-    it where samples vary (the message says which is which)."""
+    allowance for a bias (both halves are one instrument: the reference against itself),
+    widened by the measured spread between evaluations (timing/stats.py, between_sd). The
+    speedup is the median of the pairs' ratios; reference_ms and candidate_ms are each
+    half's own median, so their ratio can differ from it where samples vary (the message
+    says which is which). No figure where the phase could not take one in the problem's
+    mode, or where the host was too loaded for one (timing/conditions.loaded)."""
     ev, ref, cand = timing_evidence.evidence(samples)
     result.timing = ev
-    result.reference_ms = statistics.median(ref)
-    result.candidate_ms = statistics.median(cand)
-    result.judge_clock_ratio = ev.candidate_report_ratio
     flags = set(result.flags) | {"interleaved"}
-    if timing_evidence.clock_disagrees(ev):
-        flags.add("worker_clock_disagrees")
-    if device == "cuda":
-        if not ev.gated:
-            flags.add("timed_ungated")
-        if result.reference_ms < LAUNCH_BOUND_MS:
+    if device == "cuda" and not ev.gated:
+        flags.add("timed_ungated")
+    if ev.candidate_expired:
+        flags.add("waits_on_host")
+    if cand:
+        result.reference_ms = statistics.median(ref)
+        result.candidate_ms = statistics.median(cand)
+        result.judge_clock_ratio = ev.candidate_report_ratio
+        if timing_evidence.clock_disagrees(ev):
+            flags.add("worker_clock_disagrees")
+        if device == "cuda" and result.reference_ms < LAUNCH_BOUND_MS:
             flags.add("launch_bound")
-    how = (f"{len(cand)} interleaved samples of {ev.calls_per_sample} call(s), {ev.stopped}")
+    how = f"{len(cand)} interleaved samples of {ev.calls_per_sample} call(s), {ev.stopped}"
+    if samples.loaded:
+        flags.add("loaded_host")
     if ev.unmeasurable:
         flags.add("unmeasurable")
         result.flags = sorted(flags)
         return (f" and {result.checked_timed_calls} secretly checked timed calls; no speedup: {ev.unmeasurable} "
                 f"({how})")
-    point, lo, hi = timing_stats.speedup_interval(
-        ref, cand, between_sd=timing_stats.BETWEEN_EVALUATIONS_SD.get(device, 0.0))
+    ev.between_sd = timing_stats.between_sd(device, result.world_size)
+    point, lo, hi = timing_stats.speedup_interval(ref, cand, between_sd=ev.between_sd)
     result.speedup = point
     result.speedup_ci_low = lo if lo == lo else None
     result.speedup_ci_high = hi if hi == hi else None
     result.flags = sorted(flags)
     ci = (f" [{result.speedup_ci_low:.3g}, {result.speedup_ci_high:.3g}]"
           if result.speedup_ci_low is not None and result.speedup_ci_high is not None else "")
-    return (f" and {result.checked_timed_calls} secretly checked timed calls; medians {result.candidate_ms:.4g} ms "
-            f"vs reference {result.reference_ms:.4g} ms ({how}), speedup {point:.3g}{ci} (the median of the pairs' "
-            "ratios)")
+    return (f" and {result.checked_timed_calls} secretly checked timed calls; speedup {point:.3g}{ci} (the median "
+            f"of the pairs' ratios, reference time over candidate time); medians {result.candidate_ms:.4g} ms vs "
+            f"reference {result.reference_ms:.4g} ms ({how})")
 
 
 def _reference_unmeasurable(ev: TimingEvidence) -> bool:

@@ -105,15 +105,20 @@ def test_node_survives_gpu_faults_and_classifies_them(cache_dir):
     assert res.candidate_ms > 5 * base.candidate_ms and res.candidate_ms > 1.0
 
 
-def test_launch_gate_holds_honest_calls_and_lets_host_waits_through(cache_dir):
+def test_launch_gate_holds_honest_calls_and_refuses_a_figure_to_host_waits(cache_dir):
+    # The problem's reference can be held, so every candidate of it is timed held. One that
+    # waits on the GPU from the host expires the gate in every sample: it is correct, says
+    # so, and gets no figure, rather than one from another instrument (unheld) than its
+    # problem's other candidates get.
     honest = _run("honest_peer_sum", cache_dir)
     assert honest.correct and "timed_ungated" not in honest.flags, (honest.message, honest.log[-3000:])
+    assert honest.timing is not None and honest.timing.gated and honest.speedup is not None
     res = _run("host_sync_sum", cache_dir)
     assert res.correct, (res.message, res.log[-3000:])
-    assert "timed_ungated" in res.flags
+    assert {"waits_on_host", "unmeasurable"} <= set(res.flags) and res.speedup is None, (res.message, res.flags)
+    assert res.timing is not None and res.timing.gated and res.timing.candidate_expired >= 3
+    assert res.timing.calls_per_sample == honest.timing.calls_per_sample  # the problem's, not the candidate's
     assert res.node_seconds < 60, res.node_seconds
-    # Ungated, its time carries the host launch overhead the gate keeps out of the honest one.
-    assert res.candidate_ms > honest.candidate_ms
 
 
 @pytest.mark.parametrize("name, failures", [

@@ -111,7 +111,7 @@ def test_the_job_a_judge_reads_is_the_request_typed():
     job = JudgeJob(problem_id="allreduce", problems_source="builtin", loader="pkb_ray.problems:load_problem",
                    candidate_source="", size="small", trials=2, guard=True, time_candidate=True,
                    timing=TimingConfig(min_calls=7), timeouts=TimeoutConfig(load_s=9.0), transport="host",
-                   gate_candidate=True, cache_dir="/tmp/c", reference_key="k", eval_id="e1", seed=5)
+                   cache_dir="/tmp/c", reference_key="k", eval_id="e1", seed=5)
     back = m.decode(json.loads(json.dumps(m.to_wire(job))), (JudgeJob,))
     assert back == job and isinstance(back.timing, TimingConfig) and back.timing.min_calls == 7
     with pytest.raises(ProtocolError, match="min_calls"):

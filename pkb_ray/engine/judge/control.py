@@ -15,6 +15,35 @@ from pkb_ray.engine.wire.messages import Message
 
 
 @dataclass(frozen=True)
+class TimingMode:
+    """How a problem's calls are timed on a node: whether both halves are held behind the
+    launch gate, and how many calls make a sample. A property of the problem, its size and
+    world size, the node and the harness, never of one evaluation: two modes give two
+    figures for one kernel (the reduce_scatter expert read 2.26x unheld and 1.27x held on
+    one idle node), so the first evaluation decides it from the reference alone and the
+    node keeps it (engine/timing_modes.py) for every later one."""
+    held: bool
+    calls_per_sample: int
+
+
+@dataclass(frozen=True)
+class TimingConditions:
+    """What the host was doing while the samples were taken (rank 0's judge reads them
+    around the phase): a figure taken on a loaded machine is a draw of the load, not of the
+    kernel (one honest file read 0.99x and 2.86x with intervals that excluded each other on
+    a loaded 2-core machine)."""
+    cpu_pressure: float | None = None
+    """Share of the phase's wall time in which some runnable task waited for a CPU
+    (/proc/pressure/cpu "some"); None where the kernel has no PSI."""
+    steal: float | None = None
+    """Share of CPU time the hypervisor took from this machine (/proc/stat steal)."""
+    foreign: float | None = None
+    """Share of the host's CPU capacity used by processes that are not this evaluation's
+    (its judges, its workers' sandboxes) during the phase."""
+    cpus: int = 0
+
+
+@dataclass(frozen=True)
 class TimingSamples:
     """Rank 0's account of the timing phase, as every judge agreed on it: per sample, the
     slowest rank's window (gate opened -> answer, judge's clock) for each half, and what the
@@ -35,6 +64,17 @@ class TimingSamples:
     unmeasurable: str = ""
     before_open_ms: float | None = None
     impossible: list = field(default_factory=list)
+    mode_source: str = ""
+    """cached: the node's mode for this problem; calibrated: decided in this evaluation
+    from the reference's probe (the node keeps it for the next ones); improvised: decided
+    here where the launch gate could not be mapped (used once, never kept)."""
+    reference_expired: int = 0
+    candidate_expired: int = 0
+    """Samples left out because a half's gate expired while the mode holds calls (the
+    half waited on the GPU from the host)."""
+    conditions: TimingConditions | None = None
+    loaded: bool = False
+    """The host was too loaded for a figure (`unmeasurable` says how)."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +96,11 @@ class JudgeJob(Message):
     timeouts: TimeoutConfig
     transport: str
     """cuda | host: where the arena lives (arena.py)."""
-    gate_candidate: bool
-    """Hold the candidate's calls behind the gate (off for code that makes its own streams:
-    it may wait on copy-engine work from the host while the gate holds the SMs)."""
     cache_dir: str
     reference_key: str
+    mode: TimingMode | None = None
+    """The problem's timing mode on this node (None: the judges decide it from the
+    reference's probe and report it in TimingSamples)."""
     eval_id: str = ""
     """Set by the node for each evaluation (a judge ignores what is not its current one)."""
     seed: int = 0

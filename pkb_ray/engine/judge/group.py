@@ -48,3 +48,12 @@ class JudgeGroup:
 
     def barrier(self) -> None:
         dist.barrier(group=self.status)
+
+    def close(self) -> None:
+        """Leave both groups before the node drops the store: a group left to the
+        interpreter's exit outlived its store, and its NCCL watchdog printed a TCPStore
+        traceback per judge at every teardown."""
+        try:
+            dist.destroy_process_group()
+        except Exception:  # noqa: BLE001 - already gone (a peer's exit aborted it): nothing to leave
+            pass

@@ -11,9 +11,13 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from pkb_ray.engine.spawn import JudgeStart, payload
+
+if TYPE_CHECKING:
+    from pkb_ray.engine.judge.context import JudgeContext
+    from pkb_ray.engine.wire.frames import FrameReader
 
 
 def main() -> int:
@@ -22,13 +26,15 @@ def main() -> int:
 
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <judge>` prints where it is
     start = payload(JudgeStart)
+    # NCCL's heartbeat monitor polls the node's store for debug dumps: when the node drops
+    # the store before a judge has exited it prints a traceback. The judges' own deadlines
+    # (group.REFERENCE_TIMEOUT_S, the node's) already turn a hang into an error.
+    os.environ["TORCH_NCCL_ENABLE_MONITORING"] = "0"
     import torch
 
     from pkb_ray.engine.judge.context import JudgeContext
-    from pkb_ray.engine.judge.control import JudgeJob, JudgeReady, Quit
+    from pkb_ray.engine.judge.control import JudgeReady
     from pkb_ray.engine.judge.group import JudgeGroup
-    from pkb_ray.engine.judge.session import Session
-    from pkb_ray.engine.judge.timing.sampling import run_timing
     from pkb_ray.engine.wire import frames, messages as m
 
     rank, world, device = start.rank, start.world_size, start.device
@@ -59,20 +65,35 @@ def main() -> int:
         # H100). Not on cpu, where judges of several evaluations share two cores with their
         # yielding workers (tests/driver/test_node_loss.py).
         import scipy.stats  # noqa: F401
-    decoded = (JudgeJob, Quit)
     frames.send(ctl, m.to_wire(JudgeReady(pid=os.getpid(), gate=ctx.ref_gate is not None, detail=ctx.gate_note)))
 
     def notify(event: m.Message) -> None:
         frames.send(ctl, m.to_wire(event))
 
+    try:
+        serve(ctl, reader, ctx, notify)
+    finally:
+        group.close()
+    return 0
+
+
+def serve(ctl: socket.socket, reader: "FrameReader", ctx: "JudgeContext", notify: Callable[[Any], None]) -> None:
+    """JudgeJobs from the node, one at a time, until Quit or the node closes the channel."""
+    from pkb_ray.engine.judge.control import JudgeJob, Quit
+    from pkb_ray.engine.judge.session import Session
+    from pkb_ray.engine.judge.timing.sampling import run_timing
+    from pkb_ray.engine.wire import frames, messages as m
+
+    world = ctx.world_size
+    decoded = (JudgeJob, Quit)
     while True:
         try:
             obj, fds = reader.recv()
         except frames.PeerClosed:
-            return 0
+            return
         msg = m.decode(obj, decoded)  # type: ignore[arg-type]
         if isinstance(msg, Quit):
-            return 0
+            return
         # The candidate worker's channel and gate page, then (timed jobs) the reference
         # worker's.
         sides = [_side(name, fds[i], fds[i + 1], world, root)

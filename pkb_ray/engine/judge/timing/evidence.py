@@ -50,7 +50,11 @@ def evidence(s: TimingSamples) -> tuple[TimingEvidence, list[float], list[float]
         candidate_rel_ci=_finite(stats.rel_ci_of_median(cand)),
         candidate_report_ratio=report_ratio(s.candidate_report_ms, cand, k),
         reference_report_ratio=report_ratio(s.reference_report_ms, ref, k),
-        unmeasurable=s.unmeasurable, before_open_ms=s.before_open_ms, impossible=list(s.impossible))
+        unmeasurable=s.unmeasurable, before_open_ms=s.before_open_ms, impossible=list(s.impossible),
+        mode_source=s.mode_source, reference_expired=s.reference_expired, candidate_expired=s.candidate_expired)
+    c = s.conditions
+    if c is not None:
+        ev.cpu_pressure, ev.steal, ev.foreign_cpu = c.cpu_pressure, c.steal, c.foreign
     return ev, ref, cand
 
 

@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from pkb_ray.engine.judge import inputs as inp
-from pkb_ray.engine.judge.control import TimingSamples
+from pkb_ray.engine.judge.control import TimingMode, TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault
 from pkb_ray.engine.judge.session import Session, TimedRun, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
 from pkb_ray.engine.judge.timing import stats
+from pkb_ray.engine.judge.timing.conditions import ConditionsMeter, loaded
 from pkb_ray.engine.judge.timing.evidence import LEAST_SHARE
 from pkb_ray.records import FailureClass
 
@@ -58,6 +59,10 @@ STOP_EVERY = 10
 Looks 20 samples apart ended the allreduce expert at 8192x8192 at 20, 40 or 60 samples
 (H100, 2026-11-26), each sample 25-30 ms: a look every 10 ends it nearer where its interval
 reaches the target. Every judge sees the same samples, so all of them stop at the same look."""
+EXPIRED_MIN = 3
+EXPIRED_SHARE = 0.25
+"""A half whose gate expired in at least EXPIRED_MIN samples and this share of those tried
+waits on the host in its calls (Interleaved.expired_too_often)."""
 MEASURABLE = 0.25
 """A half whose median time (window less floor) is under this fraction of the floor is
 `unmeasurable`: what the harness costs around the calls would decide its figure."""
@@ -86,6 +91,22 @@ class PairRow:
     decision to stop is the same on all of them)."""
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One sample as every judge agreed on it: each half's slowest rank (ms for the sample's
+    calls), and whether a half's gate expired (the empty run's counts as the reference's:
+    it runs on the reference worker)."""
+    ref_ms: float
+    cand_ms: float
+    ref_report_ms: float
+    cand_report_ms: float
+    floor_ms: float
+    ref_expired: bool
+    cand_expired: bool
+    empty_ms: float | None = None
+    """The empty run's window beside the pair (the floor's evidence), if there was one."""
+
+
 @dataclass
 class _FirstHalf:
     """A pair between its halves (on cpu a gather of the judges separates them)."""
@@ -108,8 +129,14 @@ class Interleaved:
         self.cand_side: WorkerSide = session.cand
         # One gate mode for both halves (and every rank): a half held behind the gate and
         # one launched after it would be two instruments again.
-        self.hold = bool(self.ctx.cuda and self.cfg.gate and session.job.gate_candidate
-                         and self.ref_side.gated and self.cand_side.gated)
+        self.can_hold = bool(self.ctx.cuda and self.cfg.gate and self.ref_side.gated and self.cand_side.gated)
+        self.hold = False
+        self.mode: TimingMode | None = None
+        self.mode_source = ""
+        self.unmeasurable = ""
+        self.ref_expired = self.cand_expired = 0
+        self.meter: ConditionsMeter | None = None
+        self.t_main: float | None = None
         self.k = 1
         self.rng = session.secrets.check_rng()
         self.deadline = time.monotonic() + session.timeouts.timing_s
@@ -303,10 +330,10 @@ class Interleaved:
         return PairRow(ref=ref, cand=cand, floor_ms=self.s.floor(len(f.sets)), empty=f.empty,
                        late=time.monotonic() > self.late_at)
 
-    def combine(self, rows: list[PairRow]) -> tuple[float, float, float, float, float, bool]:
-        """(ref window, cand window, ref report, cand report, floor, any gate expired) of one
-        sample: the slowest rank of each half, every window starting when the last judge
-        opened its gate (perf_counter is one clock for all the node's processes)."""
+    def combine(self, rows: list[PairRow]) -> "Sample":
+        """One sample as every judge sees it: the slowest rank of each half, every window
+        starting when the last judge opened its gate (perf_counter is one clock for all the
+        node's processes)."""
         out = []
         for pick in (lambda r: r.ref, lambda r: r.cand):
             halves = [pick(r) for r in rows]
@@ -318,15 +345,18 @@ class Interleaved:
             if r.cand.report_ms > ready_ms + EPS_MS:
                 self.impossible.append(f"rank {rank} reported {r.cand.report_ms:.4g} ms for a run the judge "
                                        f"saw take {ready_ms:.4g} ms from inputs to answer")
-        expired = any(r.ref.expired or r.cand.expired for r in rows)
-        ref_w, ref_r, cand_w, cand_r = out
-        floor = max(r.floor_ms for r in rows)
+        ref_expired = any(r.ref.expired for r in rows)
+        cand_expired = any(r.cand.expired for r in rows)
         empties = [r.empty for r in rows if r.empty is not None]
+        empty_ms = None
         if empties:
             opened = max(h.t_open for h in empties)
-            self.empty_win.append(max(max(0.0, (h.t_done - opened) * 1e3) for h in empties))
-            expired = expired or any(h.expired for h in empties)
-        return ref_w, cand_w, ref_r, cand_r, floor, expired
+            empty_ms = max(max(0.0, (h.t_done - opened) * 1e3) for h in empties)
+            ref_expired = ref_expired or any(h.expired for h in empties)  # the reference worker's
+        ref_w, ref_r, cand_w, cand_r = out
+        return Sample(ref_ms=ref_w, cand_ms=cand_w, ref_report_ms=ref_r, cand_report_ms=cand_r,
+                      floor_ms=max(r.floor_ms for r in rows), ref_expired=ref_expired, cand_expired=cand_expired,
+                      empty_ms=empty_ms)
 
     def fresh(self, k: int) -> list[tuple]:
         with self.clock("inputs"):
@@ -347,13 +377,12 @@ class Interleaved:
         s = self.s
         s.phase = "timing"
         t_phase = time.monotonic()
-        trial_sets = s.trial_args
-        if not all(self.ctx.group.gather(self.hold)):
-            self.hold = False
+        self.meter = ConditionsMeter([self.cand_side.root_pid, self.ref_side.root_pid], host=self.ctx.rank == 0)
+        self.can_hold = all(self.ctx.group.gather(self.can_hold))
         both = self.ref_side.freezer is not None and self.cand_side.freezer is not None
         self.freezing = all(self.ctx.group.gather(both))
         try:
-            self.sample_all(trial_sets, t_phase)
+            self.sample_all(s.trial_args, t_phase)
         finally:
             self.thaw_all()
         self.judge_stopped()
@@ -372,66 +401,92 @@ class Interleaved:
                    "ms of CPU while stopped for the reference's halves: something resumed them", own_fault=True)
 
     def sample_all(self, trial_sets: list[tuple], t_phase: float) -> None:
+        """The phase in its steps: the problem's mode (kept by the node, or decided here from
+        the reference's probe), warm-up, the samples, the report."""
+        mode = self.s.job.mode
+        if mode is None:
+            # A mode decided where the gate could not be mapped says nothing of the problem:
+            # used here, never kept by the node.
+            gate_missing = self.ctx.cuda and self.cfg.gate and not self.can_hold
+            self.mode_source = "improvised" if gate_missing else "calibrated"
+            mode = self.decide_mode(trial_sets)
+        else:
+            self.mode_source = "cached"
+        self.apply_mode(mode)
+        stopped = "unmeasurable"
+        if not self.unmeasurable:
+            self.warm_up(trial_sets)
+            stopped = self.take_samples()
+        self.report_phase(stopped, t_phase)
+
+    def decide_mode(self, trial_sets: list[tuple]) -> TimingMode:
+        """The problem's mode, from the reference's half of a few probe samples alone: held
+        if its calls can wait behind the gate (a reference that waits on the GPU from the
+        host expires it), and as many calls per sample as make its half measurable.
+
+        A candidate's half never decides anything here: one that slept in the probe's
+        unchecked calls chose one call per sample where the reference's short calls read
+        3x slower each (attack slow_probe.py), and one that expired the gate set both halves
+        unheld, a second instrument for the same kernel (reduce_scatter's expert: 2.26x
+        unheld, 1.27x held). Its half still runs, as a warm-up."""
         s = self.s
-        # Probe: can both halves be held behind their gates, and how long is one call?
-        # A gate that expired held a call that waited on the host: the calls ran before the
-        # gate opened, so the window saw a fraction of them, and a batch sized from it was
-        # far too long (distributed_sample_sort: 64 calls of 2.2 ms per half, 20 samples in
-        # 10 s; tile_parallel_vae_decode: 65 s; H100, 2026-11-26). Probe again, not held,
-        # with empty runs of its own: the calibrated floor is a held run's. (moe_dispatch's
-        # and moe_combine's main-loop empty runs once cost 2.3-12 ms against the probe's
-        # 0.1-0.3 ms, and read `unmeasurable`: the judge's idle intra-op threads spun on its
-        # core after each draw of inputs on the CPU. judge/main.py keeps one thread.)
-        probe: list[tuple[float, float, float, float, float, bool]] = []
+        self.hold = self.can_hold
+        probe: list[Sample] = []
         i = 0
         while len(probe) < PROBES:
             rows = self.sample(lambda i=i: [trial_sets[i % len(trial_sets)]], i, None,
                                empty=self.ctx.cuda and not self.hold)
-            probe.append(self.combine(rows))
+            smp = self.combine(rows)
             i += 1
-            if probe[-1][5] and self.hold:
+            if smp.ref_expired and self.hold:
+                # The reference waits on the host: its calls run before any gate opens, and a
+                # window from the opening sees a fraction of them. Probe again, not held, with
+                # empty runs of its own (the calibrated floor is a held run's).
                 self.hold = False
                 probe, self.empty_win = [], []
+                continue
+            probe.append(smp)
+            if smp.empty_ms is not None:
+                self.empty_win.append(smp.empty_ms)
         self.impossible.clear()
-        floor1 = max(p[4] for p in probe)
+        floor1 = max(p.floor_ms for p in probe)
         floor_fixed = s.floor_fit[0]
-        if self.empty_win:  # not held (cuda): this phase's own floor of one call
+        if self.empty_win:  # not held (cuda): this probe's own floor of one call
             floor1 = floor_fixed = statistics.median(self.empty_win)
             self.empty_win = []
-        one_ref = statistics.median(p[0] for p in probe) - floor1
-        one_cand = statistics.median(p[1] for p in probe) - floor1
-        # The candidate's probe may only make the batch larger, never smaller: its calls
-        # count toward reaching batch_ms (a fast candidate is batched until its own half is
-        # measurable), and only the reference's bound its length. Bounded by the slower half,
-        # a candidate that slept in the probe's calls (it knows the trials' inputs they reuse,
-        # and they are never checked) chose one call per sample, where the reference's short
-        # calls read 3x slower each, and its speedup read 2-3x better for unchanged code
-        # (attack slow_probe.py; cpu, 2026-11-26). A larger batch only takes more of the
-        # floor's share off both halves. A candidate much slower than the reference takes
-        # longer samples, within max_timing_s after min_calls of them.
-        fastest = max(min(one_ref, one_cand), 1e-3)
+        one_ref = statistics.median(p.ref_ms for p in probe) - floor1
+        s.report.seconds.update({"timing.probe.reference_call": one_ref / 1e3,
+                                 "timing.probe.floor": floor1 / 1e3, "timing.probe.held": float(self.hold)})
+        # Batch until a sample is measurable: at least batch_ms of the reference's calls, and
+        # at least the floor's fixed part (messages, synchronize), which then weighs less per
+        # call. A sample of a slow reference stays short: samples, not calls, make the interval.
         one = max(one_ref, 1e-3)
-        # What the batch size was chosen from (seconds, as every entry here), for people
-        # reading a batch size: a call of each half and the floor they were taken beside.
-        s.report.seconds.update({"timing.probe.reference_call": one_ref / 1e3, "timing.probe.candidate_call":
-                                 one_cand / 1e3, "timing.probe.floor": floor1 / 1e3,
-                                 "timing.probe.held": float(self.hold)})
-        # Batch until a sample is measurable: at least batch_ms of calls, and at least the
-        # floor's fixed part (messages, synchronize), which then weighs less per call. But
-        # a sample of a slow reference stays short (samples, not calls, make the interval).
         k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / one)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
         k, batch_ms = 1, self.cfg.batch_ms if self.ctx.cuda else self.cfg.cpu_batch_ms
-        while k < k_max and k * fastest < max(batch_ms, floor_fixed):
+        while k < k_max and k * one < max(batch_ms, floor_fixed):
             k *= 2
-        # Every judge makes the same number of calls (each judge's floor and arena differ a
-        # little, and ranks whose calls differ in number leave each other in a collective).
-        self.k = k = min(self.ctx.group.gather(min(k, k_max)))
-        # Warm-up by time, on the trials' inputs (nothing is measured or checked): pairs until
-        # warmup_ms of the judges' clock has passed, at least WARM_MIN. A count derived from
-        # the probe's per-call figure made 200 pairs of 64 calls (6 s) where a 12 us call
-        # read as nothing beside its floor (1024x1024 allreduce, H100, 2026-11-25); a pair's
-        # wall time is mostly what the worker takes to queue its calls, which no figure of
-        # the calls says. The judges agree when to stop, as they do in the main loop.
+        # Every judge holds the same mode (each judge's floor and arena differ a little, and
+        # ranks whose calls differ in number leave each other in a collective).
+        held = all(self.ctx.group.gather(self.hold))
+        return TimingMode(held=held, calls_per_sample=min(self.ctx.group.gather(min(k, k_max))))
+
+    def apply_mode(self, mode: TimingMode) -> None:
+        self.mode = mode
+        self.hold = mode.held
+        if mode.held and not self.can_hold:
+            self.unmeasurable = ("this problem is timed with its calls held behind the launch gate, which this "
+                                 "evaluation's workers could not map")
+        # The arena bounds the batch (it depends on the GPU's free memory): the same k
+        # everywhere but where a worker's arena cannot hold it, and the result says which.
+        self.k = min(self.ctx.group.gather(max(1, min(mode.calls_per_sample, self.s.calls_fit))))
+
+    def warm_up(self, trial_sets: list[tuple]) -> None:
+        """Pairs on the trials' inputs (nothing measured or checked) until warmup_ms of the
+        judges' clock has passed, at least WARM_MIN. A count derived from the probe's
+        per-call figure made 200 pairs of 64 calls (6 s) where a 12 us call read as nothing
+        beside its floor; a pair's wall time is mostly what the worker takes to queue its
+        calls, which no figure of the calls says. The judges agree when to stop."""
+        k = self.k
         t_warm, i = time.monotonic(), 0
         while True:
             sets = [trial_sets[(i * k + j) % len(trial_sets)] for j in range(k)]
@@ -441,85 +496,114 @@ class Interleaved:
                     time.monotonic() - t_warm >= self.cfg.warmup_ms / 1e3 or i >= WARM_MAX)):
                 break
         self.impossible.clear()
-        # The main loop: fresh inputs for every call.
+        self.empty_win = []
+
+    def expired_too_often(self, attempts: int) -> str:
+        """Why the samples cannot be taken in the problem's held mode, or "": a half whose
+        gate expired in EXPIRED_MIN samples and EXPIRED_SHARE of those tried waits on the
+        GPU from the host in every call (its calls ran before the gate opened, and a window
+        from the opening would see a fraction of them). One expiry now and then is a
+        first launch that loads a kernel behind the gate: that sample is left out."""
+        def persistent(n: int) -> bool:
+            return n >= EXPIRED_MIN and n >= EXPIRED_SHARE * attempts
+
+        if persistent(self.cand_expired):
+            return (f"the candidate's calls wait on the GPU from the host (the launch gate expired in "
+                    f"{self.cand_expired} of {attempts} samples), and this problem is timed with its calls held "
+                    "behind the gate")
+        if persistent(self.ref_expired):
+            return (f"the reference's calls waited on the GPU from the host in {self.ref_expired} of {attempts} "
+                    "samples, though this problem's mode holds them behind the gate")
+        return ""
+
+    def take_samples(self) -> str:
+        """The main loop: fresh inputs for every call, a secret sample of calls checked. Returns
+        why it stopped."""
+        k = self.k
         min_n = max(self.cfg.min_calls, MIN_CHECKED)
         span = max(1, min_n // MIN_CHECKED)
         planned = {i * span + self.rng.randrange(span) for i in range(MIN_CHECKED)}
-        stopped, n, batch = "max_calls", 0, min_n
+        n, batch, attempts = 0, min_n, 0
         t_main = time.monotonic()
-        late = False
+        self.t_main = t_main
         while True:
             for _ in range(batch):
                 check_j = None
                 if n in planned or (n >= min_n and self.rng.random() < 0.05):
                     check_j = self.rng.randrange(k)
                 rows = self.sample(lambda: self.fresh(k), n, check_j, empty=self.empty)
-                ref_w, cand_w, ref_r, cand_r, floor, expired = self.combine(rows)
-                if expired and self.hold:
-                    # A gate held a call until it timed out: those times are wrong. Go on
-                    # with neither half held, and start the samples over.
-                    self.hold = False
-                    self.ref_win, self.cand_win, self.ref_rep, self.cand_rep = [], [], [], []
-                    self.empty_win = []
+                smp = self.combine(rows)
+                attempts += 1
+                if self.hold and (smp.ref_expired or smp.cand_expired):
+                    self.ref_expired += smp.ref_expired
+                    self.cand_expired += smp.cand_expired
+                    why = self.expired_too_often(attempts)
+                    if why:
+                        self.unmeasurable = why
+                        return "waits_on_host"
                     continue
-                # The calibration's floor (5 runs per batch size before anything loaded) moved
-                # between evaluations enough to move a figure by 10% (the allreduce expert at
-                # 8192x8192 on one H100: 0.202-0.221 ms over 5 evaluations, 2026-11-25); the
-                # median of the phase's own empty runs is one figure of hundreds.
-                self.floor_ms = statistics.median(self.empty_win) if len(self.empty_win) >= MIN_EMPTY else floor
-                self.ref_win.append(ref_w)
-                self.cand_win.append(cand_w)
-                self.ref_rep.append(ref_r)
-                self.cand_rep.append(cand_r)
+                if smp.empty_ms is not None:
+                    self.empty_win.append(smp.empty_ms)
+                # The calibration's floor moved between evaluations enough to move a figure by
+                # 10% (the allreduce expert at 8192x8192 on one H100: 0.202-0.221 ms over 5
+                # evaluations); the median of the phase's own empty runs is one figure of hundreds.
+                self.floor_ms = statistics.median(self.empty_win) if len(self.empty_win) >= MIN_EMPTY else smp.floor_ms
+                self.ref_win.append(smp.ref_ms)
+                self.cand_win.append(smp.cand_ms)
+                self.ref_rep.append(smp.ref_report_ms)
+                self.cand_rep.append(smp.cand_report_ms)
                 n += 1
                 # A machine so loaded that the minimum of samples would not fit the phase's
-                # limit (each sample took seconds: four evaluations on a 2-core machine, CI's
-                # test_node_loss) ends the phase with what it has, not with a timeout the
-                # candidate would be blamed for.
+                # limit (each sample took seconds: four evaluations on a 2-core machine) ends the
+                # phase with what it has, not with a timeout the candidate would be blamed for.
                 if any(r.late for r in rows) and len(self.cand_win) >= LATE_MIN_SAMPLES:
-                    stopped, late = "late", True
-                    break
-            if late:
-                break
+                    return "late"
             done_n = len(self.cand_win)
             # The interval that matters is the speedup's: paired ratios cancel the drift
             # that both halves of a sample share, which each half's own interval keeps.
-            stable = done_n >= self.cfg.min_calls and \
-                stats.rel_ci_of_median(self.ratios()) <= self.cfg.target_rel_ci
-            if stable:
-                stopped = "stable"
-                break
+            if done_n >= self.cfg.min_calls and stats.rel_ci_of_median(self.ratios()) <= self.cfg.target_rel_ci:
+                return "stable"
             if done_n >= self.cfg.max_calls:
-                stopped = "max_calls"
-                break
+                return "max_calls"
             # Every judge must leave the loop at the same batch (the next step is a gather
             # with all of them), and their clocks started apart: the decision is agreed. A
-            # judge that left alone on its own clock hung the others until the node's
-            # deadline (a harness_error seen on a 2-core machine at load 10).
+            # judge that left alone on its own clock hung the others until the node's deadline.
             if any(self.ctx.group.gather(time.monotonic() - t_main >= self.cfg.max_timing_s)):
-                stopped = "max_time"
-                break
+                return "max_time"
             # cpu: as before STOP_EVERY (its evaluations end at max_timing_s either way).
             batch = max(STOP_EVERY, done_n // 4) if self.ctx.cuda else max(self.cfg.min_calls, done_n // 2)
+
+    def report_phase(self, stopped: str, t_phase: float) -> None:
+        s, k = self.s, self.k
         s.report.seconds["timing"] = time.monotonic() - t_phase
-        s.report.seconds["timing.main"] = time.monotonic() - t_main
+        if self.t_main is not None:
+            s.report.seconds["timing.main"] = time.monotonic() - self.t_main
         for part, sec in self.spent.items():
             s.report.seconds[f"timing.{part}"] = sec
         s.report.checked_timed_calls = self.checked
-        unmeasurable = ""
-        for side, wins in ((self.ref_side, self.ref_win), (self.cand_side, self.cand_win)):
-            if self.net(wins) < MEASURABLE * self.floor_ms:
-                unmeasurable = (f"the {side.name}'s {k} call(s) per sample took {self.net(wins):.4g} ms beyond the "
-                                f"{self.floor_ms:.4g} ms the harness costs around them: too short to time")
-                break
+        unmeasurable = self.unmeasurable
+        if not unmeasurable and self.cand_win:
+            for side, wins in ((self.ref_side, self.ref_win), (self.cand_side, self.cand_win)):
+                if self.net(wins) < MEASURABLE * self.floor_ms:
+                    unmeasurable = (f"the {side.name}'s {k} call(s) per sample took {self.net(wins):.4g} ms beyond "
+                                    f"the {self.floor_ms:.4g} ms the harness costs around them: too short to time")
+                    break
+        assert self.meter is not None
+        judges_cpu_s = sum(self.ctx.group.gather(self.meter.own_s()))
         if self.ctx.rank == 0:
+            conditions = self.meter.read(judges_cpu_s)
+            load = loaded(conditions, "cuda" if self.ctx.cuda else "cpu", self.cfg.max_foreign_cpu)
+            if load and not unmeasurable:
+                unmeasurable = load
             s.report.timing = TimingSamples(
                 reference_window_ms=self.ref_win, candidate_window_ms=self.cand_win,
                 reference_report_ms=self.ref_rep, candidate_report_ms=self.cand_rep, floor_ms=self.floor_ms,
                 floor_curve_ms=[[k_, ms] for k_, ms in sorted(s.floor_ms.items())],
                 calls_per_sample=k, gated=self.hold, stopped=stopped, unmeasurable=unmeasurable,
                 before_open_ms=statistics.median(self.before_open) if self.before_open else None,
-                impossible=self.impossible[:10])
+                impossible=self.impossible[:10], mode_source=self.mode_source,
+                reference_expired=self.ref_expired, candidate_expired=self.cand_expired,
+                conditions=conditions, loaded=bool(load))
         if self.impossible:
             s.fail(FailureClass.IMPLAUSIBLE, "the worker reported more time than the judge saw pass: "
                    + self.impossible[0], own_fault=True)

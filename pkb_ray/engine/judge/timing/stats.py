@@ -28,6 +28,19 @@ def rel_ci_of_median(samples: Sequence[float]) -> float:
 
 
 BETWEEN_EVALUATIONS_SD = {"cpu": 0.048, "cuda": 0.010}
+BETWEEN_EVALUATIONS_SD_CUDA_WS = {1: 0.010}
+"""cuda by world size, where measured (scripts/between_evaluations.py); world sizes not in
+it take CUDA_MULTI_RANK_SD."""
+CUDA_MULTI_RANK_SD = 0.015
+"""Until measured at a world size: ranks on several GPUs add their own per-process draws
+(each rank's worker is fresh), so the spread at world size 1 is a floor, not an estimate."""
+
+
+def between_sd(device: str, world_size: int) -> float:
+    """The spread between evaluations to widen an interval by, for this device and world size."""
+    if device != "cuda":
+        return BETWEEN_EVALUATIONS_SD.get(device, 0.0)
+    return BETWEEN_EVALUATIONS_SD_CUDA_WS.get(world_size, CUDA_MULTI_RANK_SD)
 """Spread of log(speedup) from one evaluation to the next that no evaluation's own samples
 show, by device: added to each side of the bootstrap interval (in quadrature, log space, at
 the same confidence).

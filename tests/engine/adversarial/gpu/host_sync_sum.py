@@ -1,8 +1,11 @@
 # GPU ONLY (problem allreduce). Not a hack: the honest peer-read sum, plus a host read of
 # a device value (.item()) in every call, as code with data-dependent control flow does.
 # Against the launch gate (engine/wire/gate.py) that read would wait forever: the GPU
-# holds the call until every rank has queued all of it. EXPECTED: the gate times out once,
-# the candidate is timed ungated (flag timed_ungated), correct, in seconds, not minutes.
+# holds the call until every rank has queued all of it. EXPECTED: its problem's reference
+# can be held, so it is timed held like every candidate of the problem; its gate expires in
+# every sample, and it is correct with no figure (flags waits_on_host, unmeasurable), in
+# seconds, not minutes. A harness that fell back to timing it unheld would give it another
+# instrument than the problem's other candidates (a figure a flip of mode can move 1.8x).
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
