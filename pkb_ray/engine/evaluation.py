@@ -13,6 +13,7 @@ Never raises: a bug of the harness itself becomes harness_error with its traceba
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import os
@@ -40,6 +41,7 @@ PROFILE_TIMEOUT_S = 300.0
 _nodes: dict[tuple, JudgeNode] = {}
 _nodes_lock = threading.Lock()
 _profile_lock = threading.Lock()
+_stops_at_exit = False
 
 
 def _qualname(fn: Callable[..., Any] | str) -> str:
@@ -141,6 +143,11 @@ def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores,
                 if _overlap(mine, _gpu_set(other.spec.cuda_visible_devices)):
                     other.stop()
                     del _nodes[other_key]
+            global _stops_at_exit
+            if not _stops_at_exit:
+                # Judges leave their groups while the store (this process's) still lives.
+                atexit.register(shutdown)
+                _stops_at_exit = True
             node = _nodes[key] = JudgeNode(spec)
     return node
 

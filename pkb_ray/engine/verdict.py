@@ -131,8 +131,10 @@ def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
     flags = set(result.flags) | {"interleaved"}
     if device == "cuda" and not ev.gated:
         flags.add("timed_ungated")
-    if ev.candidate_expired:
+    if ev.unmeasurable_kind == "waits_on_host":
         flags.add("waits_on_host")
+    if ev.calls_per_sample < ev.problem_calls_per_sample:
+        flags.add("fewer_calls_per_sample")
     if cand:
         result.reference_ms = statistics.median(ref)
         result.candidate_ms = statistics.median(cand)
@@ -162,17 +164,20 @@ def _timing(result: EvalResult, samples: TimingSamples, device: str) -> str:
             f"reference {result.reference_ms:.4g} ms ({how})")
 
 
-def _reference_unmeasurable(ev: TimingEvidence) -> bool:
-    # sampling.Interleaved.run names the first half it found too short: "the reference's ..."
-    return ev.unmeasurable.startswith("the reference's")
+NO_FIGURE_TO_WEIGH = ("waits_on_host", "no_gate", "loaded")
+"""Unmeasurable for a reason that makes every figure of the phase unreliable (a half timed
+partly before its gate opened, no gate, a loaded host): no physics floor is weighed."""
 
 
 def _physics_floor(result: EvalResult) -> None:
     # Both devices: on CPU the bound is the host's (engine/roofline.py host_roofline_ms).
     if not result.correct or not result.roofline_ms or not result.candidate_ms:
         return
+    if result.timing is not None and result.timing.unmeasurable_kind in NO_FIGURE_TO_WEIGH:
+        return
     ms = result.candidate_ms
-    if result.timing is not None and (result.device == "cpu" or _reference_unmeasurable(result.timing)):
+    if result.timing is not None and (result.device == "cpu"
+                                      or result.timing.unmeasurable_kind == "too_short_reference"):
         # On CPU a call's figure less the floor is mostly noise, and can be a sliver of a
         # microsecond for honest code (CI saw an honest agent turn called implausible); on
         # cuda so is every figure of a phase whose reference was too short to time

@@ -102,6 +102,9 @@ def test_node_survives_gpu_faults_and_classifies_them(cache_dir):
     res = _run("side_stream", cache_dir)
     assert res.correct and "side_stream" in res.flags, (res.message, res.log[-3000:])
     # ~3 ms of side-stream matmuls per call must show in the time (events alone would not).
+    # 20 launches a call fill the launch queue behind a held gate at the problem's batch:
+    # the batch halves until they fit, and the result says so.
+    assert res.candidate_ms is not None, (res.message, res.flags)
     assert res.candidate_ms > 5 * base.candidate_ms and res.candidate_ms > 1.0
 
 
@@ -116,8 +119,9 @@ def test_launch_gate_holds_honest_calls_and_refuses_a_figure_to_host_waits(cache
     res = _run("host_sync_sum", cache_dir)
     assert res.correct, (res.message, res.log[-3000:])
     assert {"waits_on_host", "unmeasurable"} <= set(res.flags) and res.speedup is None, (res.message, res.flags)
-    assert res.timing is not None and res.timing.gated and res.timing.candidate_expired >= 3
-    assert res.timing.calls_per_sample == honest.timing.calls_per_sample  # the problem's, not the candidate's
+    assert res.timing is not None and res.timing.gated and res.timing.unmeasurable_kind == "waits_on_host"
+    assert res.timing.calls_per_sample == 1 and res.timing.candidate_expired >= 2  # down to one call, then none
+    assert res.timing.problem_calls_per_sample == honest.timing.calls_per_sample  # the problem's, not the candidate's
     assert res.node_seconds < 60, res.node_seconds
 
 

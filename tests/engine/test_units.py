@@ -231,15 +231,26 @@ def test_cpu_plausibility_floor():
     assert measured.failure == FailureClass.IMPLAUSIBLE
     ref_short = "the reference's 4 call(s) per sample took 0.01 ms beyond the 1 ms ...: too short to time"
     unmeasurable = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor,
-                                                            unmeasurable=ref_short))
+                                                            unmeasurable=ref_short,
+                                                            unmeasurable_kind="too_short_reference"))
     verdict._physics_floor(unmeasurable)
     assert unmeasurable.correct and unmeasurable.roofline_fraction == pytest.approx(1 / 2.5)
     cand_short = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor,
-                                                          unmeasurable=ref_short.replace("reference", "candidate")))
+                                                          unmeasurable=ref_short.replace("reference", "candidate"),
+                                                          unmeasurable_kind="too_short_candidate"))
     verdict._physics_floor(cand_short)
     assert cand_short.failure == FailureClass.IMPLAUSIBLE
     # ... and the whole time still below the floor is implausible.
     gross = EvalResult(correct=True, candidate_ms=0.1 * floor, roofline_ms=floor, device="cuda",
-                       timing=TimingEvidence(calls_per_sample=4, floor_ms=0.4 * floor, unmeasurable=ref_short))
+                       timing=TimingEvidence(calls_per_sample=4, floor_ms=0.4 * floor, unmeasurable=ref_short,
+                                             unmeasurable_kind="too_short_reference"))
     verdict._physics_floor(gross)
     assert gross.failure == FailureClass.IMPLAUSIBLE
+    # No figure of the phase can be weighed where a half was timed partly before its gate
+    # opened (it waits on the host), or there was no gate, or the host was loaded: a
+    # reference against itself read "implausible" so (gather_to_root, 4 x H200, ws 4).
+    for kind in ("waits_on_host", "no_gate", "loaded"):
+        none = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=0.1 * floor,
+                                                        unmeasurable="...", unmeasurable_kind=kind))
+        verdict._physics_floor(none)
+        assert none.correct and none.failure is None, kind

@@ -70,8 +70,13 @@ class TimingSamples:
     here where the launch gate could not be mapped (used once, never kept)."""
     reference_expired: int = 0
     candidate_expired: int = 0
-    """Samples left out because a half's gate expired while the mode holds calls (the
-    half waited on the GPU from the host)."""
+    """Samples left out because that half's gate expired while the mode holds calls
+    (timing/expiries.py)."""
+    unmeasurable_kind: str = ""
+    """too_short_reference | too_short_candidate | waits_on_host | no_gate | loaded."""
+    problem_calls_per_sample: int = 0
+    """The problem's calls per sample (its mode); calls_per_sample is fewer where this
+    evaluation's calls filled the launch queue behind a held gate."""
     conditions: TimingConditions | None = None
     loaded: bool = False
     """The host was too loaded for a figure (`unmeasurable` says how)."""

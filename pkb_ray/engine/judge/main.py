@@ -26,10 +26,11 @@ def main() -> int:
 
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <judge>` prints where it is
     start = payload(JudgeStart)
-    # NCCL's heartbeat monitor polls the node's store for debug dumps: when the node drops
-    # the store before a judge has exited it prints a traceback. The judges' own deadlines
-    # (group.REFERENCE_TIMEOUT_S, the node's) already turn a hang into an error.
+    # NCCL's heartbeat monitor and its watchdog's dump check poll the node's store: when the
+    # node drops the store before a judge has exited, each prints a traceback. The judges'
+    # own deadlines (group.REFERENCE_TIMEOUT_S, the node's) already turn a hang into an error.
     os.environ["TORCH_NCCL_ENABLE_MONITORING"] = "0"
+    os.environ["TORCH_NCCL_DUMP_ON_TIMEOUT"] = "0"
     import torch
 
     from pkb_ray.engine.judge.context import JudgeContext

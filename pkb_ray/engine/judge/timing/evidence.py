@@ -51,7 +51,8 @@ def evidence(s: TimingSamples) -> tuple[TimingEvidence, list[float], list[float]
         candidate_report_ratio=report_ratio(s.candidate_report_ms, cand, k),
         reference_report_ratio=report_ratio(s.reference_report_ms, ref, k),
         unmeasurable=s.unmeasurable, before_open_ms=s.before_open_ms, impossible=list(s.impossible),
-        mode_source=s.mode_source, reference_expired=s.reference_expired, candidate_expired=s.candidate_expired)
+        mode_source=s.mode_source, reference_expired=s.reference_expired, candidate_expired=s.candidate_expired,
+        unmeasurable_kind=s.unmeasurable_kind, problem_calls_per_sample=s.problem_calls_per_sample)
     c = s.conditions
     if c is not None:
         ev.cpu_pressure, ev.steal, ev.foreign_cpu = c.cpu_pressure, c.steal, c.foreign

@@ -32,6 +32,7 @@ from pkb_ray.engine.judge.session import Session, TimedRun, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
 from pkb_ray.engine.judge.timing import stats
 from pkb_ray.engine.judge.timing.conditions import ConditionsMeter, loaded
+from pkb_ray.engine.judge.timing.expiries import STREAK, HeldExpiries
 from pkb_ray.engine.judge.timing.evidence import LEAST_SHARE
 from pkb_ray.records import FailureClass
 
@@ -59,10 +60,6 @@ STOP_EVERY = 10
 Looks 20 samples apart ended the allreduce expert at 8192x8192 at 20, 40 or 60 samples
 (H100, 2026-11-26), each sample 25-30 ms: a look every 10 ends it nearer where its interval
 reaches the target. Every judge sees the same samples, so all of them stop at the same look."""
-EXPIRED_MIN = 3
-EXPIRED_SHARE = 0.25
-"""A half whose gate expired in at least EXPIRED_MIN samples and this share of those tried
-waits on the host in its calls (Interleaved.expired_too_often)."""
 MEASURABLE = 0.25
 """A half whose median time (window less floor) is under this fraction of the floor is
 `unmeasurable`: what the harness costs around the calls would decide its figure."""
@@ -134,7 +131,9 @@ class Interleaved:
         self.mode: TimingMode | None = None
         self.mode_source = ""
         self.unmeasurable = ""
-        self.ref_expired = self.cand_expired = 0
+        self.unmeasurable_kind = ""
+        """too_short | waits_on_host | no_gate | loaded: why no figure (verdict.py weighs them apart)."""
+        self.expiries = HeldExpiries(1)
         self.meter: ConditionsMeter | None = None
         self.t_main: float | None = None
         self.k = 1
@@ -468,7 +467,27 @@ class Interleaved:
         # Every judge holds the same mode (each judge's floor and arena differ a little, and
         # ranks whose calls differ in number leave each other in a collective).
         held = all(self.ctx.group.gather(self.hold))
-        return TimingMode(held=held, calls_per_sample=min(self.ctx.group.gather(min(k, k_max))))
+        k = min(self.ctx.group.gather(min(k, k_max)))
+        if held:
+            k = self.fitting_batch(trial_sets, k)
+        return TimingMode(held=held, calls_per_sample=k)
+
+    def fitting_batch(self, trial_sets: list[tuple], k: int) -> int:
+        """The most calls per sample, up to k, that the reference's half queues behind a held
+        gate without its expiring (k calls of many kernels each fill the launch queue: the
+        host then waits on the GPU the gate holds). Two samples in a row must hold."""
+        policy, held_in_a_row, i = HeldExpiries(k), 0, 0
+        while held_in_a_row < STREAK:
+            k = policy.k
+            sets = [trial_sets[(i * k + j) % len(trial_sets)] for j in range(k)]
+            smp = self.combine(self.sample(lambda sets=sets: sets, i, None))
+            i += 1
+            action = policy.see(smp.ref_expired, False)
+            held_in_a_row = held_in_a_row + 1 if action == "keep" else 0
+            if action == "give_up":  # it held one call in the probe: keep the least
+                break
+        self.impossible.clear()
+        return policy.k
 
     def apply_mode(self, mode: TimingMode) -> None:
         self.mode = mode
@@ -476,9 +495,11 @@ class Interleaved:
         if mode.held and not self.can_hold:
             self.unmeasurable = ("this problem is timed with its calls held behind the launch gate, which this "
                                  "evaluation's workers could not map")
+            self.unmeasurable_kind = "no_gate"
         # The arena bounds the batch (it depends on the GPU's free memory): the same k
         # everywhere but where a worker's arena cannot hold it, and the result says which.
         self.k = min(self.ctx.group.gather(max(1, min(mode.calls_per_sample, self.s.calls_fit))))
+        self.expiries = HeldExpiries(self.k)
 
     def warm_up(self, trial_sets: list[tuple]) -> None:
         """Pairs on the trials' inputs (nothing measured or checked) until warmup_ms of the
@@ -498,50 +519,36 @@ class Interleaved:
         self.impossible.clear()
         self.empty_win = []
 
-    def expired_too_often(self, attempts: int) -> str:
-        """Why the samples cannot be taken in the problem's held mode, or "": a half whose
-        gate expired in EXPIRED_MIN samples and EXPIRED_SHARE of those tried waits on the
-        GPU from the host in every call (its calls ran before the gate opened, and a window
-        from the opening would see a fraction of them). One expiry now and then is a
-        first launch that loads a kernel behind the gate: that sample is left out."""
-        def persistent(n: int) -> bool:
-            return n >= EXPIRED_MIN and n >= EXPIRED_SHARE * attempts
-
-        if persistent(self.cand_expired):
-            return (f"the candidate's calls wait on the GPU from the host (the launch gate expired in "
-                    f"{self.cand_expired} of {attempts} samples), and this problem is timed with its calls held "
-                    "behind the gate")
-        if persistent(self.ref_expired):
-            return (f"the reference's calls waited on the GPU from the host in {self.ref_expired} of {attempts} "
-                    "samples, though this problem's mode holds them behind the gate")
-        return ""
-
     def take_samples(self) -> str:
         """The main loop: fresh inputs for every call, a secret sample of calls checked. Returns
         why it stopped."""
-        k = self.k
         min_n = max(self.cfg.min_calls, MIN_CHECKED)
         span = max(1, min_n // MIN_CHECKED)
         planned = {i * span + self.rng.randrange(span) for i in range(MIN_CHECKED)}
-        n, batch, attempts = 0, min_n, 0
+        n, batch = 0, min_n
         t_main = time.monotonic()
         self.t_main = t_main
         while True:
             for _ in range(batch):
+                k = self.k
                 check_j = None
                 if n in planned or (n >= min_n and self.rng.random() < 0.05):
                     check_j = self.rng.randrange(k)
                 rows = self.sample(lambda: self.fresh(k), n, check_j, empty=self.empty)
                 smp = self.combine(rows)
-                attempts += 1
-                if self.hold and (smp.ref_expired or smp.cand_expired):
-                    self.ref_expired += smp.ref_expired
-                    self.cand_expired += smp.cand_expired
-                    why = self.expired_too_often(attempts)
-                    if why:
-                        self.unmeasurable = why
+                if self.hold:
+                    # Every judge sees the same rows, so every judge takes the same turn here.
+                    action = self.expiries.see(smp.ref_expired, smp.cand_expired)
+                    if action == "give_up":
+                        self.unmeasurable, self.unmeasurable_kind = self.expiries.why(), "waits_on_host"
                         return "waits_on_host"
-                    continue
+                    if action == "shrink":
+                        self.k = self.expiries.k
+                        self.ref_win, self.cand_win, self.ref_rep, self.cand_rep = [], [], [], []
+                        self.empty_win, n = [], 0
+                        continue
+                    if action == "drop":
+                        continue
                 if smp.empty_ms is not None:
                     self.empty_win.append(smp.empty_ms)
                 # The calibration's floor moved between evaluations enough to move a figure by
@@ -581,12 +588,13 @@ class Interleaved:
         for part, sec in self.spent.items():
             s.report.seconds[f"timing.{part}"] = sec
         s.report.checked_timed_calls = self.checked
-        unmeasurable = self.unmeasurable
+        unmeasurable, kind = self.unmeasurable, self.unmeasurable_kind
         if not unmeasurable and self.cand_win:
             for side, wins in ((self.ref_side, self.ref_win), (self.cand_side, self.cand_win)):
                 if self.net(wins) < MEASURABLE * self.floor_ms:
                     unmeasurable = (f"the {side.name}'s {k} call(s) per sample took {self.net(wins):.4g} ms beyond "
                                     f"the {self.floor_ms:.4g} ms the harness costs around them: too short to time")
+                    kind = f"too_short_{side.name}"
                     break
         assert self.meter is not None
         judges_cpu_s = sum(self.ctx.group.gather(self.meter.own_s()))
@@ -594,7 +602,7 @@ class Interleaved:
             conditions = self.meter.read(judges_cpu_s)
             load = loaded(conditions, "cuda" if self.ctx.cuda else "cpu", self.cfg.max_foreign_cpu)
             if load and not unmeasurable:
-                unmeasurable = load
+                unmeasurable, kind = load, "loaded"
             s.report.timing = TimingSamples(
                 reference_window_ms=self.ref_win, candidate_window_ms=self.cand_win,
                 reference_report_ms=self.ref_rep, candidate_report_ms=self.cand_rep, floor_ms=self.floor_ms,
@@ -602,7 +610,8 @@ class Interleaved:
                 calls_per_sample=k, gated=self.hold, stopped=stopped, unmeasurable=unmeasurable,
                 before_open_ms=statistics.median(self.before_open) if self.before_open else None,
                 impossible=self.impossible[:10], mode_source=self.mode_source,
-                reference_expired=self.ref_expired, candidate_expired=self.cand_expired,
+                reference_expired=self.expiries.reference, candidate_expired=self.expiries.candidate,
+                unmeasurable_kind=kind, problem_calls_per_sample=self.mode.calls_per_sample if self.mode else k,
                 conditions=conditions, loaded=bool(load))
         if self.impossible:
             s.fail(FailureClass.IMPLAUSIBLE, "the worker reported more time than the judge saw pass: "

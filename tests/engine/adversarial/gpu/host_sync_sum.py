@@ -3,8 +3,8 @@
 # Against the launch gate (engine/wire/gate.py) that read would wait forever: the GPU
 # holds the call until every rank has queued all of it. EXPECTED: its problem's reference
 # can be held, so it is timed held like every candidate of the problem; its gate expires in
-# every sample, and it is correct with no figure (flags waits_on_host, unmeasurable), in
-# seconds, not minutes. A harness that fell back to timing it unheld would give it another
+# every sample, down to one call per sample (timing/expiries.py), and it is correct with no
+# figure (flags waits_on_host, unmeasurable), in seconds, not minutes. A harness that fell back to timing it unheld would give it another
 # instrument than the problem's other candidates (a figure a flip of mode can move 1.8x).
 import torch
 import torch.distributed as dist
