@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from pkb_ray.engine.sandbox import exit_on_sigterm
+from pkb_ray.engine.launch import exit_on_sigterm
 from pkb_ray.problems.includes import read_candidate_file
 from pkb_ray.records import to_plain
 

@@ -25,7 +25,7 @@ import uuid
 import dataclasses
 from dataclasses import dataclass, field
 
-from pkb_ray.engine import cpu_pins, nccl_stub, sandbox, spawn
+from pkb_ray.engine import cpu_pins, launch, nccl_stub
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.gate import GatePage
@@ -45,7 +45,7 @@ class NodeSpec:
     device: str
     world_size: int
     cuda_visible_devices: str | None
-    plan: sandbox.SandboxPlan
+    plan: launch.SandboxPlan
     torch_cuda_arch_list: str
     cache_dirs: tuple[str, ...]
     """Directories no worker may see (the caches, the tracking store, the sweeps)."""
@@ -88,7 +88,7 @@ class _Judge:
 class _Sandbox:
     """A started sandbox and the judges' ends of its channels."""
 
-    def __init__(self, proc: sandbox.SandboxProcess, ends: list[socket.socket], guard: bool) -> None:
+    def __init__(self, proc: launch.SandboxProcess, ends: list[socket.socket], guard: bool) -> None:
         self.proc, self.ends, self.guard = proc, ends, guard
 
 
@@ -111,18 +111,18 @@ class JudgeNode:
         ws = self.spec.world_size
         self.store = dist.TCPStore("127.0.0.1", 0, ws, True, wait_for_workers=False)
         self.ref_page_fd = GatePage.create_fd()
-        env = spawn.child_env(self.spec.device, ws, self.spec.cuda_visible_devices, sandboxed=False)
+        env = launch.child_env(self.spec.device, ws, self.spec.cuda_visible_devices, sandboxed=False)
         for r in range(ws):
             ours, theirs = socket.socketpair()
-            start = spawn.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
+            start = launch.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
                                      control_fd=theirs.fileno(), gate_fd=self.ref_page_fd,
                                      gate_timeout_us=self.spec.gate_timeout_us,
                                      group_timeout_s=self.spec.group_timeout_s,
                                      core=self.spec.cores[r].judge if self.spec.cores else -1)
             # A judge outlives no evaluator; off a main thread (where PR_SET_PDEATHSIG would
             # follow the thread) a judge sees its control channel close and exits.
-            popen = spawn.start_trusted(
-                spawn.SpawnSpec("pkb_ray.engine.judge.main", start, env, fds=(theirs.fileno(), self.ref_page_fd)),
+            popen = launch.start_trusted(
+                launch.SpawnSpec("pkb_ray.engine.judge.main", start, env, fds=(theirs.fileno(), self.ref_page_fd)),
                 tie_to_parent=threading.current_thread() is threading.main_thread())
             theirs.close()
             self.judges.append(_Judge(r, popen, ours))
@@ -162,14 +162,14 @@ class JudgeNode:
         pairs = [socket.socketpair() for _ in range(spec.world_size)]
         fds = [b.fileno() for _, b in pairs]
         # The ranks set up their device and group as soon as they exist (engine/worker/rank.py).
-        start = spawn.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
+        start = launch.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
                                   cores=[c.workers for c in spec.cores], setup_cores=list(spec.setup_cores),
                                   yields=cpu_pins.yields(spec.device, role, pinned=bool(spec.cores)))
-        env = spawn.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
+        env = launch.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
                               torch_cuda_arch_list=spec.torch_cuda_arch_list)
-        box = spawn.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
+        box = launch.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
                               binds=dict(spec.nccl_stub) if guard else {})
-        proc = spawn.start(spawn.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
+        proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
         for _, b in pairs:
             b.close()
         return _Sandbox(proc, [a for a, _ in pairs], guard)
@@ -227,8 +227,8 @@ class JudgeNode:
         try:
             if extensions_from and os.path.isdir(extensions_from):
                 try:
-                    sandbox.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
-                except sandbox.TreeRefused as exc:  # the sandbox's directory was tampered with before this candidate
+                    launch.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
+                except launch.TreeRefused as exc:  # the sandbox's directory was tampered with before this candidate
                     out.harness_error = f"the prebuilt extensions could not be copied in: {exc}"
                     return out
             t_wait = time.monotonic()
@@ -281,7 +281,7 @@ class JudgeNode:
                 # The reference worker runs harness code only: its logs explain a harness error.
                 out.logs.update({f"reference {name}": ref.proc.log_tail(name) for name in names})
             out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
-            out.store_bytes = sandbox.sandbox_file_bytes(sb.proc.workdir, "store")
+            out.store_bytes = launch.sandbox_file_bytes(sb.proc.workdir, "store")
             for box in boxes:
                 box.proc.cleanup_later()
             out.wall_s = time.monotonic() - t0
@@ -347,7 +347,7 @@ class JudgeNode:
                     raise JudgesBroken(f"judge {j.rank} exited with code {j.popen.returncode}")
 
 
-def _wait_for_end(proc: sandbox.SandboxProcess, rank: int, timeout_s: float) -> None:
+def _wait_for_end(proc: launch.SandboxProcess, rank: int, timeout_s: float) -> None:
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         if rank in ends_in(proc.log_tail("zygote.log", 2000)):

@@ -256,7 +256,7 @@ def test_a_candidate_that_fills_its_disk_meets_the_quota(run_eval):
     """Writes until the disk is full: the sandbox's /tmp is a tmpfs with a quota (where the
     evaluator is root), so the write fails in the candidate, the judge goes on, and nothing
     of it is left on the host."""
-    from pkb_ray.engine.sandbox import plan_sandbox
+    from pkb_ray.engine.launch import plan_sandbox
 
     if not plan_sandbox("auto").tmp_quota:
         pytest.skip("no quota here: mounting a tmpfs needs root (the result's sandbox field says so)")
@@ -290,7 +290,7 @@ def test_no_write_past_the_quota_and_no_reach_into_the_zygote(run_eval):
     """Where the quota holds (root), bubblewrap's own / and /dev are read-only and a new user
     namespace is refused (unshare, clone; clone3 answers ENOSYS); a rank can neither ptrace
     its zygote nor read its memory."""
-    from pkb_ray.engine.sandbox import plan_sandbox
+    from pkb_ray.engine.launch import plan_sandbox
 
     plan = plan_sandbox("auto")
     if not (plan.tmp_quota and plan.kind.startswith("bwrap")):
@@ -319,7 +319,7 @@ def test_empty_files_stop_at_the_quota_of_files(run_eval):
     bounded in files too (sandbox.TMP_QUOTA_FILES), where the evaluator is root."""
     import re
 
-    from pkb_ray.engine.sandbox import TMP_QUOTA_FILES, plan_sandbox
+    from pkb_ray.engine.launch import TMP_QUOTA_FILES, plan_sandbox
 
     plan = plan_sandbox("auto")
     if not (plan.tmp_quota and plan.kind.startswith("bwrap")):
