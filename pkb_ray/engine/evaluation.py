@@ -224,8 +224,11 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
                    gate_candidate=static_check.FLAG_STREAM not in result.flags)
     t = req.timeouts
     deadline_s = t.start_s + t.load_s + t.trial_s * (req.trials + 2) + (t.timing_s if req.time_candidate else 0) + 60
-    out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s)
+    out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s,
+                   footprint_bytes=counts.hbm_bytes_per_rank if counts is not None else 0)
     verdict.compose(result, out, device=req.device, time_candidate=req.time_candidate, trials=req.trials)
+    result.sandbox += f"; {out.bounds}" if out.bounds else ""
+    result.evidence["sandbox_peaks"] = out.peaks
     if req.guard and out.store_bytes > STORE_CHANNEL_BYTES:
         result.flags.append("store_channel")
     result.log = result.log[-LOG_CHARS:]

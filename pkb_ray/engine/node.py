@@ -71,6 +71,13 @@ class NodeOutcome:
     nccl_refused: str = ""
     """NCCL entry points the stub refused (the sandbox's marker file; empty if none)."""
     harness_error: str = ""
+    resource_limit: str = ""
+    """The bounds the candidate's sandbox reached (launch/bounds.py), in words; empty: none."""
+    bounds: str = ""
+    """The candidate sandbox's bounds as held, for the result's `sandbox` field."""
+    peaks: dict[str, int] = field(default_factory=dict)
+    """The most processes and bytes the candidate's sandbox held at once (where its group
+    counts them): what the bounds are sized against."""
     store_bytes: int = 0
     """The size the ranks' store file reached: the one channel between ranks left open (on
     CPU it stands in for symmetric memory; on GPUs symmetric memory trades its handles
@@ -168,11 +175,15 @@ class JudgeNode:
         env = launch.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
                               torch_cuda_arch_list=spec.torch_cuda_arch_list)
         box = launch.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
-                              binds=dict(spec.nccl_stub) if guard else {})
+                               binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0))
         proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
         for _, b in pairs:
             b.close()
         return _Sandbox(proc, [a for a, _ in pairs], guard)
+
+    def _bounds(self, footprint_bytes: int) -> launch.Bounds:
+        ws = self.spec.world_size
+        return launch.sandbox_bounds(ws, footprint_bytes, launch.node_groups(self.spec.device, ws))
 
     @staticmethod
     def _discard(sb: _Sandbox) -> None:
@@ -203,9 +214,11 @@ class JudgeNode:
                 self.spares[role] = self._new_sandbox(role, g)
 
     # ------------------------------------------------------------------ one evaluation
-    def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:
+    def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float,
+            footprint_bytes: int = 0) -> NodeOutcome:
         """Evaluate one candidate: `job` as every judge gets it, but its eval_id and seed
-        (made here: the seed from os.urandom, for this evaluation alone)."""
+        (made here: the seed from os.urandom, for this evaluation alone). `footprint_bytes`:
+        what one call touches per rank, which sizes the sandboxes' memory (launch/bounds.py)."""
         self.start()
         t0 = time.monotonic()
         out = NodeOutcome()
@@ -224,6 +237,9 @@ class JudgeNode:
         if overlap:
             self.prewarm(job.guard, timed)
         boxes = [sb] + ([ref] if ref is not None else [])
+        for box in boxes:  # started before their problem was known: sized for it now
+            box.proc.bounds.resize(self._bounds(footprint_bytes))
+        out.bounds = sb.proc.bounds.text
         try:
             if extensions_from and os.path.isdir(extensions_from):
                 try:
@@ -282,6 +298,10 @@ class JudgeNode:
                 out.logs.update({f"reference {name}": ref.proc.log_tail(name) for name in names})
             out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
             out.store_bytes = launch.sandbox_file_bytes(sb.proc.workdir, "store")
+            out.resource_limit = "; ".join(sb.proc.bounds.hit())
+            out.peaks = sb.proc.bounds.group.peaks() if sb.proc.bounds.group is not None else {}
+            if ref is not None and ref.proc.bounds.hit() and not out.harness_error:
+                out.harness_error = "the reference worker reached its bound: " + "; ".join(ref.proc.bounds.hit())
             for box in boxes:
                 box.proc.cleanup_later()
             out.wall_s = time.monotonic() - t0

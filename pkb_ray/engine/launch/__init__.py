@@ -8,12 +8,14 @@ nothing here (tests/test_import_graph.py checks it). By job:
   mounts     what a sandbox sees: bubblewrap's binds, its import paths, the sized tmpfs
   roots      where sandboxes live on the host, and removing whatever they leave
   process    a running sandbox: start, stop, read its logs, remove it
+  bounds     what a sandbox may use (processes, memory), held by its cgroup or by rlimits
   files      reading what a sandbox wrote and copying trees in and out, trusting nothing
   spawn      SpawnSpec and child_env: the one way into a child, sandboxed or trusted
 """
 
 from __future__ import annotations
 
+from pkb_ray.engine.launch.bounds import Bounds, SandboxBounds, node_groups, sandbox_bounds
 from pkb_ray.engine.launch.files import (MAX_TREE_BYTES, MAX_TREE_FILES, TreeRefused, copy_regular_tree,
                                          read_sandbox_file, sandbox_file_bytes)
 from pkb_ray.engine.launch.mounts import PKG_MOUNT, SHM_DIR, TMP_QUOTA_FILES, gpu_device_nodes, import_paths
@@ -28,10 +30,10 @@ from pkb_ray.engine.wire.start import (AgentStart, BuildProbed, BuildStart, Judg
 __all__ = [
     "DEFAULT_USER", "KINDS", "MAX_TREE_BYTES", "MAX_TREE_FILES", "PKG_MOUNT", "RUN_ROOT_PREFIX", "SHM_DIR",
     "TMP_QUOTA_BYTES", "TMP_QUOTA_FILES",
-    "AgentStart", "BuildProbed", "BuildStart", "JudgeStart", "ProfileStart", "Sandboxed", "SandboxError",
+    "AgentStart", "Bounds", "SandboxBounds", "BuildProbed", "BuildStart", "JudgeStart", "ProfileStart", "Sandboxed", "SandboxError",
     "SandboxPlan", "SandboxProcess", "SpawnSpec", "TreeRefused", "WorkerStart",
     "child_env", "close_run_root", "close_run_root_if_idle", "copy_regular_tree", "copy_tree_in",
-    "exit_on_sigterm", "gpu_device_nodes", "import_paths", "package_copy", "payload", "plan_sandbox",
+    "exit_on_sigterm", "gpu_device_nodes", "import_paths", "node_groups", "sandbox_bounds", "package_copy", "payload", "plan_sandbox",
     "public_dir", "read_sandbox_file", "remove_tree", "run_root", "sandbox_file_bytes", "start",
     "start_sandbox", "start_trusted",
 ]

@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from pkb_ray.engine.launch.bounds import Bounds, SandboxBounds, bound, sandbox_bounds
 from pkb_ray.engine.launch.files import copy_regular_tree, read_sandbox_file
 from pkb_ray.engine.launch.mounts import PKG_MOUNT, bwrap_args, gpu_device_nodes, import_paths, mount_quota
 from pkb_ray.engine.launch.plan import SandboxError, SandboxPlan
@@ -26,8 +27,9 @@ class SandboxProcess:
     """One sandbox: its process (group), its working directory, its logs."""
 
     def __init__(self, plan: SandboxPlan, popen: subprocess.Popen, workdir: str, inside_dir: str,
-                 sandbox_id: str) -> None:
+                 sandbox_id: str, bounds: SandboxBounds) -> None:
         self.plan, self.popen, self.workdir, self.inside_dir, self.id = plan, popen, workdir, inside_dir, sandbox_id
+        self.bounds = bounds
         self.ready = False
         self.started_at = time.monotonic()
 
@@ -59,7 +61,8 @@ class SandboxProcess:
             os.killpg(self.popen.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        if self.plan.kind in ("uid", "none"):
+        self.bounds.kill()  # its group holds whatever left the process group or the namespace
+        if self.plan.kind in ("uid", "none") and self.bounds.group is None:
             _kill_tagged(self.id)  # no pid namespace: find what escaped the process group
         if wait:
             try:
@@ -78,7 +81,9 @@ class SandboxProcess:
         return read_sandbox_file(self.workdir, name, max_bytes)
 
     def cleanup(self) -> None:
+        """Stop it, reap it, then remove its group and its directory: nothing is left."""
         self.kill()
+        self.bounds.remove()
         remove_tree(self.workdir)
 
     def cleanup_later(self) -> None:
@@ -110,7 +115,8 @@ def copy_tree_in(src: str, dst: str, plan: SandboxPlan) -> None:
 def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str], pass_fds: list[int],
                   gpu: bool, cache_dirs: list[str], pre_files: dict[str, str] | None = None,
                   dirs: list[str] = (), binds: dict[str, str] | None = None,
-                  trees: dict[str, str] | None = None) -> SandboxProcess:
+                  trees: dict[str, str] | None = None, limits: Bounds | None = None,
+                  deny_devices: list[str] = ()) -> SandboxProcess:
     """Start `command` (a Python module invocation, spawn.py's; its first element is
     replaced by the interpreter, the rest passed as they are) in a new sandbox. `env` holds
     allow-listed names only (spawn.child_env); paths in `env` that name the sandbox's
@@ -118,7 +124,8 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
     a directory of the node's, copied with copy_tree_in) are made in that directory first.
     `binds` shows a file of the node's in place of another (the NCCL stub over libnccl);
     without bubblewrap they are preloaded instead (LD_PRELOAD: weaker, a path dlopen still
-    works)."""
+    works). `limits`: what it may use (bounds.py; default: one rank's); `deny_devices`:
+    device rules of its group (cgroup v1 devices.deny)."""
     bwrapped = plan.kind.startswith("bwrap")
     workdir = tempfile.mkdtemp(prefix="pkb_sbx_", dir=run_root())
     if plan.tmp_quota:
@@ -155,14 +162,18 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
         if binds:
             full_env["LD_PRELOAD"] = " ".join(sorted(set(binds.values())))
         argv = [sys.executable] + command[1:]
-    kw = {"user": plan.uid, "group": plan.gid, "extra_groups": []} if plan.uid is not None else {}
+    held = bound(sandbox_id, limits or sandbox_bounds(1), uid=plan.uid, device="cuda" if gpu else "cpu",
+                 deny_devices=list(deny_devices))
     err = open(os.path.join(workdir, "zygote.log"), "ab")
     try:
         popen = subprocess.Popen(argv, env=full_env, pass_fds=pass_fds, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=err, cwd=workdir, start_new_session=True,
-                                 close_fds=True, **kw)
+                                 close_fds=True, preexec_fn=held.preexec(plan.uid, plan.gid))
+    except BaseException:
+        held.remove()
+        raise
     finally:
         err.close()
-    proc = SandboxProcess(plan, popen, workdir, inside, sandbox_id)
+    proc = SandboxProcess(plan, popen, workdir, inside, sandbox_id, held)
     live.add(proc)
     return proc

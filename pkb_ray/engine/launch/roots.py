@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pkb_ray
+from pkb_ray.engine.launch.bounds import close_run_group
 from pkb_ray.engine.launch.mounts import detach_mounts
 
 @functools.lru_cache(maxsize=1)
@@ -113,6 +114,7 @@ def close_run_root() -> None:
             _remove_run_root(*_root)
         _root = None
     package_copy.cache_clear()
+    close_run_group()
 
 
 def close_run_root_if_idle() -> None:

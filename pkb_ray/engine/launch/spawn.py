@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from pkb_ray.engine.env import rank_env
+from pkb_ray.engine.launch.bounds import Bounds
 from pkb_ray.engine.launch.plan import SandboxPlan
 from pkb_ray.engine.launch.process import SandboxProcess, start_sandbox
 from pkb_ray.engine.wire import messages as m
@@ -41,6 +42,8 @@ class Sandboxed:
     """A file of the node's shown in place of another (the NCCL stub over libnccl)."""
     trees: Mapping[str, str] = field(default_factory=dict)
     """name -> a directory of the node's, copied in (prebuilt extensions)."""
+    limits: Bounds | None = None
+    """What it may use (bounds.sandbox_bounds); None: one rank's."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ def start(spec: SpawnSpec) -> SandboxProcess:
         raise ValueError(f"{spec.module}: start() runs sandboxed children; use start_trusted()")
     return start_sandbox(box.plan, spec.argv(), env=dict(spec.env), pass_fds=list(spec.fds), gpu=box.gpu,
                          cache_dirs=list(box.cache_dirs), pre_files=dict(box.files), dirs=list(box.dirs),
-                         binds=dict(box.binds) or None, trees=dict(box.trees) or None)
+                         binds=dict(box.binds) or None, trees=dict(box.trees) or None, limits=box.limits)
 
 
 def start_trusted(spec: SpawnSpec, *, tie_to_parent: bool = False, capture: bool = False) -> subprocess.Popen:
