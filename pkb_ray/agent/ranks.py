@@ -65,8 +65,10 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
                              timeout_s=float(job.timeout_s), profile_calls=job.profile_calls)
     guarded = job.mode == "profile" and job.device == "cuda"
     binds = nccl_stub.build(cache_dirs[0]) if guarded and cache_dirs else {}
-    box = launch.Sandboxed(plan, tuple(cache_dirs), gpu=job.device == "cuda", files=job.files, binds=binds,
-                          trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else {})
+    cuda = job.device == "cuda"
+    box = launch.Sandboxed(plan, tuple(cache_dirs), gpu=cuda, files=job.files, binds=binds,
+                           trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else {},
+                           gpus=launch.gpu_set(cuda_visible_devices, job.world_size) if cuda else None)
     env = launch.child_env(job.device, job.world_size, cuda_visible_devices)
     t0 = time.monotonic()
     proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.agent_rank", start, env, sandbox=box))

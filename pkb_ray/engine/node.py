@@ -74,7 +74,8 @@ class NodeOutcome:
     resource_limit: str = ""
     """The bounds the candidate's sandbox reached (launch/bounds.py), in words; empty: none."""
     bounds: str = ""
-    """The candidate sandbox's bounds as held, for the result's `sandbox` field."""
+    """The candidate sandbox's bounds as held and the GPUs it holds, for the result's
+    `sandbox` field."""
     peaks: dict[str, int] = field(default_factory=dict)
     """The most processes and bytes the candidate's sandbox held at once (where its group
     counts them): what the bounds are sized against."""
@@ -102,6 +103,11 @@ class _Sandbox:
 class JudgeNode:
     def __init__(self, spec: NodeSpec) -> None:
         self.spec = spec
+        self.gpus = launch.gpu_set(spec.cuda_visible_devices, spec.world_size) if spec.device == "cuda" else ()
+        """The node's GPUs its judges and sandboxes hold (None: not named by index)."""
+        self.cvd = spec.cuda_visible_devices
+        if self.cvd is None and self.gpus:  # `pkb eval` on a bigger node: the first world_size GPUs
+            self.cvd = ",".join(map(str, self.gpus))
         self.judges: list[_Judge] = []
         self.store = None
         self.ref_page_fd: int | None = None
@@ -118,7 +124,7 @@ class JudgeNode:
         ws = self.spec.world_size
         self.store = dist.TCPStore("127.0.0.1", 0, ws, True, wait_for_workers=False)
         self.ref_page_fd = GatePage.create_fd()
-        env = launch.child_env(self.spec.device, ws, self.spec.cuda_visible_devices, sandboxed=False)
+        env = launch.child_env(self.spec.device, ws, self.cvd, sandboxed=False)
         for r in range(ws):
             ours, theirs = socket.socketpair()
             start = launch.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
@@ -172,10 +178,9 @@ class JudgeNode:
         start = launch.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
                                   cores=[c.workers for c in spec.cores], setup_cores=list(spec.setup_cores),
                                   yields=cpu_pins.yields(spec.device, role, pinned=bool(spec.cores)))
-        env = launch.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
-                              torch_cuda_arch_list=spec.torch_cuda_arch_list)
+        env = launch.child_env(spec.device, spec.world_size, self.cvd, torch_cuda_arch_list=spec.torch_cuda_arch_list)
         box = launch.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
-                               binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0))
+                               binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0), gpus=self.gpus)
         proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
         for _, b in pairs:
             b.close()
@@ -239,7 +244,7 @@ class JudgeNode:
         boxes = [sb] + ([ref] if ref is not None else [])
         for box in boxes:  # started before their problem was known: sized for it now
             box.proc.bounds.resize(self._bounds(footprint_bytes))
-        out.bounds = sb.proc.bounds.text
+        out.bounds = "; ".join(filter(None, [sb.proc.bounds.text, sb.proc.gpus_text]))
         try:
             if extensions_from and os.path.isdir(extensions_from):
                 try:

@@ -3,7 +3,7 @@ mounts that bound what it may write.
 
 Under bubblewrap a worker sees: the system's libraries and Python (read-only), the package's
 own code (read-only, at PKG_MOUNT), a private writable /tmp shared by the candidate's ranks,
-the GPU device files, and a network namespace of its own (loopback only). It does not see
+its own GPUs' device files (gpus.py), and a network namespace of its own (loopback only). It does not see
 the caches, kernels_cache/, sweeps/, the tracking store, the checkout or any home directory.
 Measured on the H200 nodes (docs/design.md): CUDA and 2-rank symmetric memory work inside,
 also as an unprivileged user with --unshare-user.
@@ -18,7 +18,6 @@ removing the sandbox is one lazy unmount, whatever tree it left.
 from __future__ import annotations
 
 import ctypes
-import glob
 import os
 import re
 import shutil
@@ -26,6 +25,7 @@ import sys
 from pathlib import Path
 
 import pkb_ray
+from pkb_ray.engine.launch.gpus import PROC_GPUS, GpuView
 
 INSIDE_UID = 1000
 PKG_MOUNT = "/opt/pkb"
@@ -156,11 +156,12 @@ def import_paths(cache_dirs: list[str]) -> list[str]:
     return sorted(set(paths), key=len)
 
 
-def bwrap_args(bwrap: str, workdir: str, device_nodes: list[str], ro_paths: list[str],
+def bwrap_args(bwrap: str, workdir: str, gpus: GpuView | None, ro_paths: list[str],
                binds: dict[str, str], package: str, sized_shm: bool) -> list[str]:
-    """bubblewrap's arguments for one sandbox: `package` is the package's readable copy
-    (roots.package_copy), shown at PKG_MOUNT; `sized_shm`: its /dev/shm is the sized
-    tmpfs at workdir/SHM_DIR (mount_quota), else bubblewrap's own."""
+    """bubblewrap's arguments for one sandbox: `gpus` what it holds of the node's GPUs
+    (gpus.view; None: none); `package` is the package's readable copy (roots.package_copy),
+    shown at PKG_MOUNT; `sized_shm`: its /dev/shm is the sized tmpfs at workdir/SHM_DIR
+    (mount_quota), else bubblewrap's own."""
     args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all",
             "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID)]
     for d in _SYSTEM_DIRS:
@@ -184,15 +185,18 @@ def bwrap_args(bwrap: str, workdir: str, device_nodes: list[str], ro_paths: list
     else:
         args += ["--tmpfs", "/dev/shm"]
     args += ["--proc", "/proc", "--ro-bind-try", "/sys", "/sys"]
-    for node in device_nodes:
-        args += ["--dev-bind", node, node]
+    if gpus is not None:
+        for node in gpus.device_nodes:
+            args += ["--dev-bind", node, node]
+        if gpus.proc_entries is not None:  # an empty read-only directory, its own GPUs' entries bound in
+            args += ["--tmpfs", PROC_GPUS]
+            for bus in gpus.proc_entries:
+                args += ["--ro-bind", f"{PROC_GPUS}/{bus}", f"{PROC_GPUS}/{bus}"]
+            args += ["--remount-ro", PROC_GPUS]
+        for d in gpus.sysfs_masks:
+            args += ["--tmpfs", d, "--remount-ro", d]
     # bwrap's own / and /dev are tmpfs of half the node's memory, writable by the sandbox's
     # user: read-only, so that /tmp and /dev/shm (sized above) are all it may write (an
     # adversarial review wrote 5 MB into /dev and created /x).
     args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp"]
     return args
-
-
-def gpu_device_nodes() -> list[str]:
-    return sorted(p for p in glob.glob("/dev/nvidia*") if os.path.exists(p))
-

@@ -110,7 +110,7 @@ def _probe(plan: "SandboxPlan") -> str:
                     os.chown(d, plan.uid, plan.gid or plan.uid)
         py = [sys.executable, "-c", "import sys"]
         if plan.kind.startswith("bwrap"):
-            cmd = bwrap_args(plan.bwrap or "bwrap", workdir, [], import_paths([]), {}, package_copy(),
+            cmd = bwrap_args(plan.bwrap or "bwrap", workdir, None, import_paths([]), {}, package_copy(),
                              sized_shm=bool(plan.tmp_quota)) + ["--"] + py
         else:
             cmd = py

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from pkb_ray.engine.launch.bounds import Bounds, SandboxBounds, bound, sandbox_bounds
 from pkb_ray.engine.launch.files import copy_regular_tree, read_sandbox_file
-from pkb_ray.engine.launch.mounts import PKG_MOUNT, bwrap_args, gpu_device_nodes, import_paths, mount_quota
+from pkb_ray.engine.launch.gpus import view
+from pkb_ray.engine.launch.mounts import PKG_MOUNT, bwrap_args, import_paths, mount_quota
 from pkb_ray.engine.launch.plan import SandboxError, SandboxPlan
 from pkb_ray.engine.launch.roots import live, package_copy, remove_tree, run_root
 
@@ -30,6 +31,8 @@ class SandboxProcess:
                  sandbox_id: str, bounds: SandboxBounds) -> None:
         self.plan, self.popen, self.workdir, self.inside_dir, self.id = plan, popen, workdir, inside_dir, sandbox_id
         self.bounds = bounds
+        self.gpus_text = ""
+        """What it holds of the node's GPUs, in words (empty: no GPU)."""
         self.ready = False
         self.started_at = time.monotonic()
 
@@ -116,7 +119,7 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
                   gpu: bool, cache_dirs: list[str], pre_files: dict[str, str] | None = None,
                   dirs: list[str] = (), binds: dict[str, str] | None = None,
                   trees: dict[str, str] | None = None, limits: Bounds | None = None,
-                  deny_devices: list[str] = ()) -> SandboxProcess:
+                  gpus: tuple[int, ...] | None = None) -> SandboxProcess:
     """Start `command` (a Python module invocation, spawn.py's; its first element is
     replaced by the interpreter, the rest passed as they are) in a new sandbox. `env` holds
     allow-listed names only (spawn.child_env); paths in `env` that name the sandbox's
@@ -124,8 +127,9 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
     a directory of the node's, copied with copy_tree_in) are made in that directory first.
     `binds` shows a file of the node's in place of another (the NCCL stub over libnccl);
     without bubblewrap they are preloaded instead (LD_PRELOAD: weaker, a path dlopen still
-    works). `limits`: what it may use (bounds.py; default: one rank's); `deny_devices`:
-    device rules of its group (cgroup v1 devices.deny)."""
+    works). `limits`: what it may use (bounds.py; default: one rank's). `gpus`, with
+    `gpu`: the node's GPUs it holds (gpus.py; None: every one); under bubblewrap it sees
+    no other."""
     bwrapped = plan.kind.startswith("bwrap")
     workdir = tempfile.mkdtemp(prefix="pkb_sbx_", dir=run_root())
     if plan.tmp_quota:
@@ -153,17 +157,23 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
     full_env.update(HOME=inside, TMPDIR=inside, PKB_WORKDIR=inside, PKB_SANDBOX_ID=sandbox_id,
                     PYTHONDONTWRITEBYTECODE="1")
     ro = import_paths(cache_dirs)
+    shown = view(gpus) if gpu else None
     if bwrapped:
         full_env["PYTHONPATH"] = os.pathsep.join([PKG_MOUNT] + [p for p in ro if p not in (sys.prefix, sys.base_prefix)])
-        argv = bwrap_args(plan.bwrap or "bwrap", workdir, gpu_device_nodes() if gpu else [], ro, binds or {},
+        argv = bwrap_args(plan.bwrap or "bwrap", workdir, shown, ro, binds or {},
                           package_copy(), sized_shm=bool(plan.tmp_quota)) + ["--", sys.executable] + command[1:]
+        if shown is not None and shown.inside_cvd is not None:
+            full_env["CUDA_VISIBLE_DEVICES"] = shown.inside_cvd
     else:
         full_env["PYTHONPATH"] = os.pathsep.join([package_copy()] + ro)
         if binds:
             full_env["LD_PRELOAD"] = " ".join(sorted(set(binds.values())))
         argv = [sys.executable] + command[1:]
+    # The other GPUs' minors refused by its group too, where bubblewrap already hides their
+    # files: without it they stay visible, and a refused open could renumber what CUDA counts.
+    deny = list(shown.deny_rules) if shown is not None and bwrapped else []
     held = bound(sandbox_id, limits or sandbox_bounds(1), uid=plan.uid, device="cuda" if gpu else "cpu",
-                 deny_devices=list(deny_devices))
+                 deny_devices=deny)
     err = open(os.path.join(workdir, "zygote.log"), "ab")
     try:
         popen = subprocess.Popen(argv, env=full_env, pass_fds=pass_fds, stdin=subprocess.DEVNULL,
@@ -175,5 +185,7 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
     finally:
         err.close()
     proc = SandboxProcess(plan, popen, workdir, inside, sandbox_id, held)
+    if shown is not None:
+        proc.gpus_text = shown.description if bwrapped else "gpus: every GPU of the node reachable (no bubblewrap)"
     live.add(proc)
     return proc

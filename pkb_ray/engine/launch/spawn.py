@@ -44,6 +44,8 @@ class Sandboxed:
     """name -> a directory of the node's, copied in (prebuilt extensions)."""
     limits: Bounds | None = None
     """What it may use (bounds.sandbox_bounds); None: one rank's."""
+    gpus: tuple[int, ...] | None = None
+    """With `gpu`: the node's GPUs it holds (gpus.gpu_set); None: every one."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,8 @@ def start(spec: SpawnSpec) -> SandboxProcess:
         raise ValueError(f"{spec.module}: start() runs sandboxed children; use start_trusted()")
     return start_sandbox(box.plan, spec.argv(), env=dict(spec.env), pass_fds=list(spec.fds), gpu=box.gpu,
                          cache_dirs=list(box.cache_dirs), pre_files=dict(box.files), dirs=list(box.dirs),
-                         binds=dict(box.binds) or None, trees=dict(box.trees) or None, limits=box.limits)
+                         binds=dict(box.binds) or None, trees=dict(box.trees) or None, limits=box.limits,
+                         gpus=box.gpus)
 
 
 def start_trusted(spec: SpawnSpec, *, tie_to_parent: bool = False, capture: bool = False) -> subprocess.Popen:
