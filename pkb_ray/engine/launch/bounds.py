@@ -387,11 +387,18 @@ def bound(sandbox_id: str, b: Bounds, *, uid: int | None, device: str,
                 group.remove(timeout_s=1.0)
             group = None
             missing = {f: f"its group could not be made: {e}" for f in cgroup.FEATURES}
-    held = group.dirs if group is not None else {}
-    rlimits: list[tuple[int, int]] = []
+    held = set(group.dirs) if group is not None else set()
+    return SandboxBounds(b, group, fallback_limits(b, held, uid, device), missing)
+
+
+def fallback_limits(b: Bounds, held: set[str], uid: int | None, device: str) -> list[tuple[int, int]]:
+    """The rlimits that stand in for what no group holds: RLIMIT_NPROC at what the sandbox's
+    user (`uid`, else ours) runs now plus the bound (the kernel counts per user, and never
+    for root), and on cpu RLIMIT_AS at the memory bound, per process."""
+    out: list[tuple[int, int]] = []
     user = uid if uid is not None else os.geteuid()
-    if "pids" not in held and user != 0:  # the count is per user: what it runs now, and the bound
-        rlimits.append((resource.RLIMIT_NPROC, _tasks_of(user) + b.pids))
+    if "pids" not in held and user != 0:
+        out.append((resource.RLIMIT_NPROC, _tasks_of(user) + b.pids))
     if "memory" not in held and device == "cpu":
-        rlimits.append((resource.RLIMIT_AS, b.memory_bytes))
-    return SandboxBounds(b, group, rlimits, missing)
+        out.append((resource.RLIMIT_AS, b.memory_bytes))
+    return out
