@@ -110,7 +110,7 @@ def _first_line(message: str) -> str:
     return next((line for line in message.splitlines() if line.strip()), message)
 
 
-SANDBOX_FACTS = ("; writes: ", "; network: ", "; nccl: ")
+SANDBOX_FACTS = ("; writes: ", "; network: ", "; nccl: ", "; bounds: ", "; gpus: ")
 
 
 def sandbox_line(description: str) -> str:
