@@ -68,7 +68,8 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
     cuda = job.device == "cuda"
     box = launch.Sandboxed(plan, tuple(cache_dirs), gpu=cuda, files=job.files, binds=binds,
                            trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else {},
-                           gpus=launch.gpu_set(cuda_visible_devices, job.world_size) if cuda else None)
+                           gpus=launch.gpu_set(cuda_visible_devices, job.world_size) if cuda else None,
+                           limits=launch.sandbox_bounds(job.world_size, 0, launch.node_groups(job.device, job.world_size)))
     env = launch.child_env(job.device, job.world_size, cuda_visible_devices)
     t0 = time.monotonic()
     proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.agent_rank", start, env, sandbox=box))
