@@ -159,10 +159,10 @@ RECLONER = r"""
 import ctypes, os, signal, sys, time
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # each generation reaped by the kernel
 if os.fork():
-    print(os.getpid(), flush=True)
+    os.write(1, b"%d\n" % os.getpid())  # one write each: the two lines never interleave
     signal.pause()
     os._exit(0)
-print(os.getpid(), flush=True)
+os.write(1, b"%d\n" % os.getpid())
 sys.stdin.readline()  # spins once the test has put it in its group
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_CLONE = {"x86_64": 56, "aarch64": 220}[os.uname().machine]
@@ -200,8 +200,7 @@ def test_a_rank_in_a_group_is_frozen_whole_and_charged_for_what_reaped_processes
         assert f.group is not None and f.how.startswith("cgroup"), f.how
         spinner = subprocess.Popen([sys.executable, "-c", RECLONER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    text=True)
-        parent, first = int(spinner.stdout.readline()), int(spinner.stdout.readline())
-        for pid in (parent, first):
+        for pid in (int(spinner.stdout.readline()), int(spinner.stdout.readline())):  # the helper and the spinner
             f.group.join(pid)  # as if the rank had started it: every generation is born here
         spinner.stdin.write("go\n")
         spinner.stdin.flush()

@@ -120,8 +120,6 @@ class _RunGroup:
     first use, removed at exit; a process killed without its exit handlers leaves one that
     the next process removes)."""
     group: Group
-    how: str
-    """Which layout each feature comes from, for the result: "cgroup v1", "cgroup v2"."""
     missing: dict[str, str]
     """feature -> why no group holds it here."""
 
@@ -150,7 +148,7 @@ def _v2_parent(mount: cgroup.Mount, own: str) -> tuple[str | None, bool]:
     named = os.environ.get("PKB_CGROUP_PARENT", "")
     chain = ([named] if named else []) + [here]
     d = here
-    while d.rstrip("/") != mount.path.rstrip("/"):
+    while d.rstrip("/") != mount.path.rstrip("/") and d != "/":
         d = os.path.dirname(d)
         chain.append(d)
     for d in chain:
@@ -176,7 +174,7 @@ def _make_run_group() -> _RunGroup:
     dirs: dict[str, tuple[int, str]] = {}
     missing: dict[str, str] = {}
     if os.geteuid() != 0:
-        return _RunGroup(Group(), "", {f: "not root" for f in cgroup.FEATURES})
+        return _RunGroup(Group(), {f: "not root" for f in cgroup.FEATURES})
     found = cgroup.mounts()
     v2 = next((m for m in found if m.version == 2), None)
     v2_parent, v2_bounds = _v2_parent(v2, where.get("v2", "/")) if v2 is not None else (None, False)
@@ -207,10 +205,8 @@ def _make_run_group() -> _RunGroup:
                 for f in ("pids", "memory"):
                     made.pop(f, None)
                     missing[f] = str(e)
-    versions = sorted({v for v, _ in made.values()})
-    how = "cgroup " + "+".join(f"v{v}" for v in versions) if versions else ""
     atexit.register(_remove_run_group, os.getpid(), group)
-    return _RunGroup(group, how, missing)
+    return _RunGroup(group, missing)
 
 
 def run_group() -> _RunGroup:
