@@ -48,6 +48,9 @@ class FailureClass(str, enum.Enum):
     """Correct outputs, but a time no honest run can have: faster than the hardware's roofline
     (< 0.9 x roofline), or a worker-reported time the judge's own clock contradicts. Never
     counted correct or fast; kept with its evidence for a person to look at."""
+    RESOURCE_LIMIT = "resource_limit"
+    """The candidate's sandbox reached one of its bounds (processes, memory): the message names
+    which. Its own doing, never the harness's; fed back to a model like a runtime error."""
     HARNESS_ERROR = "harness_error"
     # generation
     RATE_LIMITED = "rate_limited"
@@ -92,6 +95,7 @@ _F, _S = FailureClass, CellStatus
 FAILURE_TABLE: dict[FailureClass, FailureInfo] = {
     # A forbidden call or a compile error explains everything that follows it.
     _F.FORBIDDEN_API: FailureInfo(_S.FAILED, False, 0, True),
+    _F.RESOURCE_LIMIT: FailureInfo(_S.FAILED, False, 1, True),
     _F.COMPILE_ERROR: FailureInfo(_S.FAILED, False, 1, True),
     _F.PARSE_ERROR: FailureInfo(_S.FAILED, False, 2, True),
     _F.CUDA_FAULT: FailureInfo(_S.FAILED, False, 3, True),

@@ -44,7 +44,7 @@ step() {  # step NAME LIMIT_S CMD...
 }
 for s in "$@"; do
   case $s in
-    setup) step setup 60 python3 -c "from pkb_ray.engine import sandbox, nccl_stub; print(sandbox.plan_sandbox().description); print(nccl_stub.build('$PKB_CACHE'))" ;;
+    setup) step setup 60 python3 -c "from pkb_ray.engine import launch, nccl_stub; print(launch.plan_sandbox().description); print(nccl_stub.build('$PKB_CACHE'))" ;;
     env) step env 60 bash -c 'nvidia-smi; nvidia-smi topo -m; python3 -c "import torch,ray,hydra;print(torch.__version__, torch.version.cuda, ray.__version__)"
            python3 -c "import torch.distributed._symmetric_memory as s; print(\"signal pad bytes:\", getattr(s, \"get_signal_pad_size\", lambda: \"n/a\")())"
            python3 -c "import mlflow, sqlalchemy; print(\"mlflow\", mlflow.__version__, \"sqlalchemy\", sqlalchemy.__version__)" || true

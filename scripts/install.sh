@@ -17,7 +17,7 @@ if [ "$here" != "$there" ] \
    || ! "$PY" -c 'import ray, mlflow, litellm, hydra, rich, matplotlib, scipy, pytest, pytest_timeout' 2>/dev/null; then
   "$PY" -m pip install -q -e '.[test]'
 fi
-# The candidates' sandbox (pkb_ray/engine/sandbox.py): bubblewrap, and a user of its own.
+# The candidates' sandbox (pkb_ray/engine/launch/): bubblewrap, and a user of its own.
 # Without them candidates run in a weaker sandbox, and every result says which.
 if [ "$(id -u)" = 0 ]; then
   if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then

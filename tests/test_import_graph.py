@@ -177,3 +177,52 @@ def test_a_judge_imports_no_hydra():
                          cwd=PKG.parent)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout
+
+
+WORKER_MAY_REACH = ("pkb_ray", "pkb_ray.engine", "pkb_ray.engine.worker", "pkb_ray.engine.wire",
+                    "pkb_ray.engine.cpu_pins", "pkb_ray.engine.version")
+"""What a module of the worker side (the sandbox) may import, directly or through another:
+its own package, what crosses the boundary (wire/, the start records included) and the core
+plan it pins itself to. Not the launcher (engine/launch/: 800 lines of the node's that would
+load in every sandboxed process), the judge, or the node."""
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> dict[str, str]:
+    """Every module `start` imports at any remove, each with the module that named it."""
+    seen: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        a = todo.pop()
+        for b in graph.get(a, ()):
+            if b not in seen and b != start:
+                seen[b] = a
+                todo.append(b)
+    return seen
+
+
+def _worker_side_violations(graph: dict[str, set[str]]) -> list[str]:
+    out = []
+    for mod in sorted(m for m in graph if m.startswith("pkb_ray.engine.worker")):
+        for b, via in sorted(_reach(graph, mod).items()):
+            if not any(b == p or (p not in ("pkb_ray", "pkb_ray.engine") and b.startswith(p + "."))
+                       for p in WORKER_MAY_REACH):
+                out.append(f"{mod} -> {b} (via {via})")
+    return out
+
+
+def test_the_worker_side_reaches_neither_the_launcher_nor_the_judge():
+    bad = _worker_side_violations(_graph())
+    assert not bad, "a sandboxed module reaches the node's side:\n" + "\n".join(bad)
+
+
+def test_a_worker_module_importing_the_launcher_is_named(tmp_path):
+    """A deliberate break: a copy of the package where the zygote reads its start record
+    through the launcher (as it did when records and launcher were one module)."""
+    copy = tmp_path / "pkb_ray"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    victim = copy / "engine" / "worker" / "zygote.py"
+    victim.write_text(victim.read_text().replace("from pkb_ray.engine.wire.start import",
+                                                 "from pkb_ray.engine.launch import"))
+    bad = _worker_side_violations(_graph(copy))
+    assert "pkb_ray.engine.worker.zygote -> pkb_ray.engine.launch (via pkb_ray.engine.worker.zygote)" in bad
+    assert any(b.startswith("pkb_ray.engine.worker.zygote -> pkb_ray.engine.launch.process") for b in bad)

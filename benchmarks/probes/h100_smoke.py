@@ -3,12 +3,12 @@ import json, os, sys, time, traceback
 sys.path.insert(0, os.getcwd())
 from pathlib import Path
 from pkb_ray.config.schema import TimingConfig, TimeoutConfig
-from pkb_ray.engine import EvalRequest, evaluate, sandbox, nccl_stub
+from pkb_ray.engine import EvalRequest, evaluate, launch, nccl_stub
 
 OUT = Path(os.environ.get("OUT", "/tmp/out"))
 H = Path("tests/engine")
 CACHE = "/tmp/pkb_cache"
-print("plan:", sandbox.plan_sandbox().description, flush=True)
+print("plan:", launch.plan_sandbox().description, flush=True)
 t = time.time(); print("stub:", nccl_stub.build(CACHE), f"{time.time()-t:.1f}s", flush=True)
 TIMING = TimingConfig(max_timing_s=3.0)
 TO = TimeoutConfig(start_s=120.0, load_s=120.0, trial_s=30.0, timing_s=60.0)

@@ -2,7 +2,7 @@
 
 The engine evaluates candidates (judges + workers); it has no entry point for "run this
 script on every rank and give me its output", which `run` and `profile` need. This starts
-engine/worker/agent_rank.py through the engine's own spawn spec (engine/spawn.py: the same
+engine/worker/agent_rank.py through the engine's own spawn spec (engine/launch/spawn.py: the same
 plan, binds, hidden directories and environment a candidate's workers get, and the NCCL
 stub for a guarded profile on cuda), waits up to a time limit, and reads back each rank's output.
 Candidates' judges are never involved, so nothing secret is within reach.
@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 
 from pkb_ray.config.schema import SandboxConfig
-from pkb_ray.engine import nccl_stub, sandbox, spawn
+from pkb_ray.engine import launch, nccl_stub
 from pkb_ray.engine.worker.reap import RankEnd, ends_in
 
 START_S = 60.0
@@ -60,16 +60,19 @@ class RanksOutcome:
 
 def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str],
                  cuda_visible_devices: str | None = None, output_chars: int = 3000) -> RanksOutcome:
-    plan = sandbox.plan_sandbox(sandbox_cfg.mode, sandbox_cfg.user, sandbox_cfg.bwrap_path or None)
-    start = spawn.AgentStart(mode=job.mode, world_size=job.world_size, device=job.device,
+    plan = launch.plan_sandbox(sandbox_cfg.mode, sandbox_cfg.user, sandbox_cfg.bwrap_path or None)
+    start = launch.AgentStart(mode=job.mode, world_size=job.world_size, device=job.device,
                              timeout_s=float(job.timeout_s), profile_calls=job.profile_calls)
     guarded = job.mode == "profile" and job.device == "cuda"
     binds = nccl_stub.build(cache_dirs[0]) if guarded and cache_dirs else {}
-    box = spawn.Sandboxed(plan, tuple(cache_dirs), gpu=job.device == "cuda", files=job.files, binds=binds,
-                          trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else {})
-    env = spawn.child_env(job.device, job.world_size, cuda_visible_devices)
+    cuda = job.device == "cuda"
+    box = launch.Sandboxed(plan, tuple(cache_dirs), gpu=cuda, files=job.files, binds=binds,
+                           trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else {},
+                           gpus=launch.gpu_set(cuda_visible_devices, job.world_size) if cuda else None,
+                           limits=launch.sandbox_bounds(job.world_size, 0, launch.node_groups(job.device, job.world_size)))
+    env = launch.child_env(job.device, job.world_size, cuda_visible_devices)
     t0 = time.monotonic()
-    proc = spawn.start(spawn.SpawnSpec("pkb_ray.engine.worker.agent_rank", start, env, sandbox=box))
+    proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.agent_rank", start, env, sandbox=box))
     timed_out = False
     try:
         if proc.wait_ready(START_S):  # the limit starts once torch is imported
@@ -83,7 +86,7 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
     ends = ends_in(zygote_log)
     ranks = []
     for r in range(job.world_size):
-        try:  # the candidate's to write: read as sandbox.read_sandbox_file reads, checked by the caller
+        try:  # the candidate's to write: read as launch.read_sandbox_file reads, checked by the caller
             report = json.loads(proc.read_file(f"profile_rank{r}.json", 200_000) or b"null")
         except (ValueError, RecursionError):  # malformed, or nested past the parser's depth
             report = None

@@ -142,7 +142,7 @@ class TimeoutConfig:
 
 @dataclass
 class SandboxConfig:
-    """Where candidate code runs (pkb_ray/engine/sandbox.py)."""
+    """Where candidate code runs (pkb_ray/engine/launch/)."""
 
     mode: str = "auto"
     """auto | bwrap+uid | bwrap | uid | none. auto = the strongest this machine allows; every

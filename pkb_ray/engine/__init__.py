@@ -7,10 +7,10 @@
 The trust boundary, by package:
   judge/   trusted: one judge per GPU, kept across candidates; inputs from secret seeds,
            the reference, the expected outputs, the comparison, the clock, the verdict
-  worker/  untrusted: fresh per candidate, sandboxed (sandbox.py); imports and runs the
+  worker/  untrusted: fresh per candidate, sandboxed (launch/); imports and runs the
            candidate on what its judge hands it; imports nothing of judge/
   wire/    what crosses between them: typed JSON frames, arenas of shared memory, the gate
-node.py runs the judges and the sandboxes, each started through spawn.py (the one way into
+node.py runs the judges and the sandboxes, each started through launch/ (the one way into
 a child process: a typed start record and child_env's environment); verdict.py turns the
 judges' reports into one EvalResult. On a Ray cluster: `start_node_evaluators(...)`
 returns NodeEvaluator actors (one per GPU node, holding all its GPUs) whose

@@ -3,7 +3,7 @@
 A cold `load_inline` of a 30-line kernel takes 47.6 s on the H200 node, almost all of it
 the torch headers; a warm load from TORCH_EXTENSIONS_DIR takes 0.10 s, and the compile
 needs no GPU when TORCH_CUDA_ARCH_LIST matches the ranks' (docs/design.md). So the candidate is
-imported once in a sandbox (sandbox.py: importing it runs its module code) with no GPU
+imported once in a sandbox (launch/: importing it runs its module code) with no GPU
 device and its own extension directory; what it built is then copied into the extension
 cache under the hash of its source, and the evaluation copies it into the worker's sandbox.
 No candidate ever writes where another candidate's build is kept. A compiler error is a
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pkb_ray.engine import sandbox, spawn, static_check
+from pkb_ray.engine import launch, static_check
 from pkb_ray.engine.wire import messages as m
 from pkb_ray.engine.wire.frames import ProtocolError
 from pkb_ray.records import FailureClass
@@ -53,7 +53,7 @@ def candidate_extensions_dir(cache_dir: str, torch_cuda_arch_list: str, source: 
 
 def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
              device: str = "cuda", timeout_s: float = 900.0, sandbox_mode: str = "auto",
-             sandbox_user: str = sandbox.DEFAULT_USER) -> BuildResult:
+             sandbox_user: str = launch.DEFAULT_USER) -> BuildResult:
     """Static check, then (on cuda) import the candidate once, sandboxed, to build it."""
     report = static_check.check(candidate_source)
     if report.parse_error:
@@ -66,12 +66,12 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
     if (dst / ".complete").exists():
         return BuildResult(True, extensions_dir=str(dst), flags=report.flags)
     # The ranks' arch list, and no GPU: the compile needs none (docs/design.md).
-    env = spawn.child_env("cuda", 1, "", torch_cuda_arch_list=torch_cuda_arch_list)
-    box = spawn.Sandboxed(sandbox.plan_sandbox(sandbox_mode, sandbox_user), (cache_dir,), gpu=False,
+    env = launch.child_env("cuda", 1, "", torch_cuda_arch_list=torch_cuda_arch_list)
+    box = launch.Sandboxed(launch.plan_sandbox(sandbox_mode, sandbox_user), (cache_dir,), gpu=False,
                           files={"candidate.py": candidate_source})
     t0 = time.monotonic()
-    proc = spawn.start(spawn.SpawnSpec("pkb_ray.engine.worker.build_probe",
-                                       spawn.BuildStart(candidate_file="candidate.py"), env, sandbox=box))
+    proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.build_probe",
+                                         launch.BuildStart(candidate_file="candidate.py"), env, sandbox=box))
     try:
         try:
             stdout, _ = proc.popen.communicate(timeout=timeout_s)
@@ -81,7 +81,7 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
         seconds = time.monotonic() - t0
         try:  # the candidate's process wrote it: it can only ever fail itself
             probed = m.decode(json.loads((stdout or b"").decode(errors="replace").strip().splitlines()[-1]),
-                              (spawn.BuildProbed,))
+                              (launch.BuildProbed,))
             ok, tb = probed.ok, probed.log  # type: ignore[attr-defined]
         except (ValueError, IndexError, RecursionError, ProtocolError):
             ok, tb = False, ""
@@ -93,8 +93,8 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
         tmp = dst.with_name(dst.name + f".tmp{time.monotonic_ns()}")
         proc.kill()  # nothing the candidate started may change what is copied while it is
         try:
-            sandbox.copy_regular_tree(str(built), str(tmp))  # what the candidate's import left there
-        except sandbox.TreeRefused as exc:
+            launch.copy_regular_tree(str(built), str(tmp))  # what the candidate's import left there
+        except launch.TreeRefused as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             return BuildResult(False, FailureClass.RUNTIME_ERROR, f"the build's output was refused: {exc}",
                                log=log, compile_seconds=seconds, flags=report.flags)
@@ -107,7 +107,7 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
         return BuildResult(True, log=log, compile_seconds=seconds, extensions_dir=str(dst), flags=report.flags)
     finally:
         proc.cleanup()
-        sandbox.close_run_root_if_idle()  # a Ray worker may be ended without its exit handlers
+        launch.close_run_root_if_idle()  # a Ray worker may be ended without its exit handlers
 
 
 def _needs_build(source: str) -> bool:

@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from pkb_ray.engine.sandbox import exit_on_sigterm
+from pkb_ray.engine.launch import exit_on_sigterm
 from pkb_ray.problems.includes import read_candidate_file
 from pkb_ray.records import to_plain
 
@@ -110,7 +110,7 @@ def _first_line(message: str) -> str:
     return next((line for line in message.splitlines() if line.strip()), message)
 
 
-SANDBOX_FACTS = ("; writes: ", "; network: ", "; nccl: ")
+SANDBOX_FACTS = ("; writes: ", "; network: ", "; nccl: ", "; bounds: ", "; gpus: ")
 
 
 def sandbox_line(description: str) -> str:

@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pkb_ray.engine import (cpu_pins, hardware, nccl_stub, reference_timings, roofline, sandbox, spawn, static_check,
+from pkb_ray.engine import (cpu_pins, hardware, launch, nccl_stub, reference_timings, roofline, static_check,
                             timing_modes, verdict)
 from pkb_ray.engine.gpu_groups import Lease
 from pkb_ray.engine.judge.control import JudgeJob, TimingMode
@@ -125,7 +125,7 @@ def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores,
     """The judges for this kind of evaluation on these GPUs, started once and kept. Each GPU
     group has its own; a node for other settings, or for GPUs that overlap these, is stopped
     first (it cannot be in use: GpuGroups lends no GPU twice)."""
-    plan = sandbox.plan_sandbox(req.sandbox.mode, req.sandbox.user, req.sandbox.bwrap_path or None)
+    plan = launch.plan_sandbox(req.sandbox.mode, req.sandbox.user, req.sandbox.bwrap_path or None)
     cache_dirs = tuple(str(Path(d).expanduser().resolve()) for d in (req.cache_dir,))
     # CPU workers too: on a GPU machine evaluating on cpu, libnccl is there to be loaded by
     # path (the stub refuses; no library on a CPU-only build: nothing to hide).
@@ -232,9 +232,12 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
                    mode=timing_modes.load_mode(cache_dir, ref_key, req.timing))
     t = req.timeouts
     deadline_s = t.start_s + t.load_s + t.trial_s * (req.trials + 2) + (t.timing_s if req.time_candidate else 0) + 60
-    out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s)
+    out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s,
+                   footprint_bytes=counts.hbm_bytes_per_rank if counts is not None else 0)
     _remember_mode(cache_dir, job, out)
     verdict.compose(result, out, device=req.device, time_candidate=req.time_candidate, trials=req.trials)
+    result.sandbox += f"; {out.bounds}" if out.bounds else ""
+    result.evidence["sandbox_peaks"] = out.peaks
     if req.guard and out.store_bytes > STORE_CHANNEL_BYTES:
         result.flags.append("store_channel")
     result.log = result.log[-LOG_CHARS:]
@@ -312,10 +315,10 @@ def node_profile(device: str, cache_dir: str, cvd: str | None,
 
 def _measure_profile(fp: str, cache_dir: str, cvd: str | None) -> hardware.HardwareProfile | None:
     """Measure the hardware profile in one fresh process that sees every GPU of the node."""
-    spec = spawn.SpawnSpec("pkb_ray.engine.hardware", spawn.ProfileStart(fingerprint=fp),
-                           spawn.child_env("cuda", 1, cvd, sandboxed=False))
+    spec = launch.SpawnSpec("pkb_ray.engine.hardware", launch.ProfileStart(fingerprint=fp),
+                            launch.child_env("cuda", 1, cvd, sandboxed=False))
     try:
-        p = spawn.start_trusted(spec, capture=True)
+        p = launch.start_trusted(spec, capture=True)
         try:
             stdout, _ = p.communicate(timeout=PROFILE_TIMEOUT_S)
         except subprocess.TimeoutExpired:

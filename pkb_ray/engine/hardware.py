@@ -5,7 +5,7 @@ initialises CUDA in the calling process (the node actor must stay CUDA-free so t
 rank processes own the GPUs): on cuda it asks nvidia-smi.
 
 `measure_profile()` runs inside a fresh Python process (evaluation.py starts one:
-`python -m pkb_ray.engine.hardware PROFILE_START`, engine/spawn.py) and measures
+`python -m pkb_ray.engine.hardware PROFILE_START`, engine/wire/start.py) and measures
 peer copy bandwidth for every GPU pair, HBM bandwidth and bf16/fp32 matmul rates, and
 records the device facts the prompts state (name, memory, SMs, compute capability, the
 link of every pair from `nvidia-smi topo -m`); the result is cached per fingerprint in
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from pkb_ray.engine.spawn import ProfileStart, payload
+from pkb_ray.engine.wire.start import ProfileStart, payload
 
 
 def _cpu_model() -> str:

@@ -23,7 +23,7 @@ import sys
 import threading
 from pathlib import Path
 
-from pkb_ray.engine import sandbox
+from pkb_ray.engine import launch
 
 MARKER = "nccl_refused"
 _API = """ncclGetVersion ncclGetUniqueId ncclCommInitRank ncclCommInitRankConfig ncclCommInitAll
@@ -163,7 +163,7 @@ def _build(cache_dir: str) -> dict[str, str]:
             failed.append(r.stderr[-500:])
 
     # Where the sandbox user may read it (the cache may lie under a home it cannot enter).
-    stub = Path(sandbox.public_dir(f"nccl-stub-{key}", compile_into)) / "libnccl.so.2"
+    stub = Path(launch.public_dir(f"nccl-stub-{key}", compile_into)) / "libnccl.so.2"
     if failed or not stub.exists():
         return {}
     return {lib: str(stub) for lib in libs}

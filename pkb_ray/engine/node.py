@@ -25,7 +25,7 @@ import uuid
 import dataclasses
 from dataclasses import dataclass, field
 
-from pkb_ray.engine import cpu_pins, nccl_stub, sandbox, spawn
+from pkb_ray.engine import cpu_pins, launch, nccl_stub
 from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
 from pkb_ray.engine.wire import frames, messages as m
 from pkb_ray.engine.wire.gate import GatePage
@@ -45,7 +45,7 @@ class NodeSpec:
     device: str
     world_size: int
     cuda_visible_devices: str | None
-    plan: sandbox.SandboxPlan
+    plan: launch.SandboxPlan
     torch_cuda_arch_list: str
     cache_dirs: tuple[str, ...]
     """Directories no worker may see (the caches, the tracking store, the sweeps)."""
@@ -71,6 +71,14 @@ class NodeOutcome:
     nccl_refused: str = ""
     """NCCL entry points the stub refused (the sandbox's marker file; empty if none)."""
     harness_error: str = ""
+    resource_limit: str = ""
+    """The bounds the candidate's sandbox reached (launch/bounds.py), in words; empty: none."""
+    bounds: str = ""
+    """The candidate sandbox's bounds as held and the GPUs it holds, for the result's
+    `sandbox` field."""
+    peaks: dict[str, int] = field(default_factory=dict)
+    """The most processes and bytes the candidate's sandbox held at once (where its group
+    counts them): what the bounds are sized against."""
     store_bytes: int = 0
     """The size the ranks' store file reached: the one channel between ranks left open (on
     CPU it stands in for symmetric memory; on GPUs symmetric memory trades its handles
@@ -88,13 +96,18 @@ class _Judge:
 class _Sandbox:
     """A started sandbox and the judges' ends of its channels."""
 
-    def __init__(self, proc: sandbox.SandboxProcess, ends: list[socket.socket], guard: bool) -> None:
+    def __init__(self, proc: launch.SandboxProcess, ends: list[socket.socket], guard: bool) -> None:
         self.proc, self.ends, self.guard = proc, ends, guard
 
 
 class JudgeNode:
     def __init__(self, spec: NodeSpec) -> None:
         self.spec = spec
+        self.gpus = launch.gpu_set(spec.cuda_visible_devices, spec.world_size) if spec.device == "cuda" else ()
+        """The node's GPUs its judges and sandboxes hold (None: not named by index)."""
+        self.cvd = spec.cuda_visible_devices
+        if self.cvd is None and self.gpus:  # `pkb eval` on a bigger node: the first world_size GPUs
+            self.cvd = ",".join(map(str, self.gpus))
         self.judges: list[_Judge] = []
         self.store = None
         self.ref_page_fd: int | None = None
@@ -111,18 +124,18 @@ class JudgeNode:
         ws = self.spec.world_size
         self.store = dist.TCPStore("127.0.0.1", 0, ws, True, wait_for_workers=False)
         self.ref_page_fd = GatePage.create_fd()
-        env = spawn.child_env(self.spec.device, ws, self.spec.cuda_visible_devices, sandboxed=False)
+        env = launch.child_env(self.spec.device, ws, self.cvd, sandboxed=False)
         for r in range(ws):
             ours, theirs = socket.socketpair()
-            start = spawn.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
+            start = launch.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
                                      control_fd=theirs.fileno(), gate_fd=self.ref_page_fd,
                                      gate_timeout_us=self.spec.gate_timeout_us,
                                      group_timeout_s=self.spec.group_timeout_s,
                                      core=self.spec.cores[r].judge if self.spec.cores else -1)
             # A judge outlives no evaluator; off a main thread (where PR_SET_PDEATHSIG would
             # follow the thread) a judge sees its control channel close and exits.
-            popen = spawn.start_trusted(
-                spawn.SpawnSpec("pkb_ray.engine.judge.main", start, env, fds=(theirs.fileno(), self.ref_page_fd)),
+            popen = launch.start_trusted(
+                launch.SpawnSpec("pkb_ray.engine.judge.main", start, env, fds=(theirs.fileno(), self.ref_page_fd)),
                 tie_to_parent=threading.current_thread() is threading.main_thread())
             theirs.close()
             self.judges.append(_Judge(r, popen, ours))
@@ -162,17 +175,20 @@ class JudgeNode:
         pairs = [socket.socketpair() for _ in range(spec.world_size)]
         fds = [b.fileno() for _, b in pairs]
         # The ranks set up their device and group as soon as they exist (engine/worker/rank.py).
-        start = spawn.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
+        start = launch.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
                                   cores=[c.workers for c in spec.cores], setup_cores=list(spec.setup_cores),
                                   yields=cpu_pins.yields(spec.device, role, pinned=bool(spec.cores)))
-        env = spawn.child_env(spec.device, spec.world_size, spec.cuda_visible_devices,
-                              torch_cuda_arch_list=spec.torch_cuda_arch_list)
-        box = spawn.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
-                              binds=dict(spec.nccl_stub) if guard else {})
-        proc = spawn.start(spawn.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
+        env = launch.child_env(spec.device, spec.world_size, self.cvd, torch_cuda_arch_list=spec.torch_cuda_arch_list)
+        box = launch.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
+                               binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0), gpus=self.gpus)
+        proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
         for _, b in pairs:
             b.close()
         return _Sandbox(proc, [a for a, _ in pairs], guard)
+
+    def _bounds(self, footprint_bytes: int) -> launch.Bounds:
+        ws = self.spec.world_size
+        return launch.sandbox_bounds(ws, footprint_bytes, launch.node_groups(self.spec.device, ws))
 
     @staticmethod
     def _discard(sb: _Sandbox) -> None:
@@ -203,9 +219,11 @@ class JudgeNode:
                 self.spares[role] = self._new_sandbox(role, g)
 
     # ------------------------------------------------------------------ one evaluation
-    def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float) -> NodeOutcome:
+    def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float,
+            footprint_bytes: int = 0) -> NodeOutcome:
         """Evaluate one candidate: `job` as every judge gets it, but its eval_id and seed
-        (made here: the seed from os.urandom, for this evaluation alone)."""
+        (made here: the seed from os.urandom, for this evaluation alone). `footprint_bytes`:
+        what one call touches per rank, which sizes the sandboxes' memory (launch/bounds.py)."""
         self.start()
         t0 = time.monotonic()
         out = NodeOutcome()
@@ -224,11 +242,14 @@ class JudgeNode:
         if overlap:
             self.prewarm(job.guard, timed)
         boxes = [sb] + ([ref] if ref is not None else [])
+        for box in boxes:  # started before their problem was known: sized for it now
+            box.proc.bounds.resize(self._bounds(footprint_bytes))
+        out.bounds = "; ".join(filter(None, [sb.proc.bounds.text, sb.proc.gpus_text]))
         try:
             if extensions_from and os.path.isdir(extensions_from):
                 try:
-                    sandbox.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
-                except sandbox.TreeRefused as exc:  # the sandbox's directory was tampered with before this candidate
+                    launch.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
+                except launch.TreeRefused as exc:  # the sandbox's directory was tampered with before this candidate
                     out.harness_error = f"the prebuilt extensions could not be copied in: {exc}"
                     return out
             t_wait = time.monotonic()
@@ -281,7 +302,11 @@ class JudgeNode:
                 # The reference worker runs harness code only: its logs explain a harness error.
                 out.logs.update({f"reference {name}": ref.proc.log_tail(name) for name in names})
             out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
-            out.store_bytes = sandbox.sandbox_file_bytes(sb.proc.workdir, "store")
+            out.store_bytes = launch.sandbox_file_bytes(sb.proc.workdir, "store")
+            out.resource_limit = "; ".join(sb.proc.bounds.hit())
+            out.peaks = sb.proc.bounds.group.peaks() if sb.proc.bounds.group is not None else {}
+            if ref is not None and ref.proc.bounds.hit() and not out.harness_error:
+                out.harness_error = "the reference worker reached its bound: " + "; ".join(ref.proc.bounds.hit())
             for box in boxes:
                 box.proc.cleanup_later()
             out.wall_s = time.monotonic() - t0
@@ -347,7 +372,7 @@ class JudgeNode:
                     raise JudgesBroken(f"judge {j.rank} exited with code {j.popen.returncode}")
 
 
-def _wait_for_end(proc: sandbox.SandboxProcess, rank: int, timeout_s: float) -> None:
+def _wait_for_end(proc: launch.SandboxProcess, rank: int, timeout_s: float) -> None:
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         if rank in ends_in(proc.log_tail("zygote.log", 2000)):

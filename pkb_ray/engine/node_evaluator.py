@@ -31,7 +31,7 @@ from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
-from pkb_ray.engine.sandbox import close_run_root, exit_on_sigterm
+from pkb_ray.engine.launch import close_run_root, exit_on_sigterm
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4

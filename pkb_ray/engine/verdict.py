@@ -81,6 +81,9 @@ def compose(result: EvalResult, out: NodeOutcome, *, device: str, time_candidate
     # stop between halves): every rank's, once.
     result.flags = list(dict.fromkeys(result.flags + [f for r in reports.values() for f in r.flags]))
     result.checked_timed_calls = min((r.checked_timed_calls for r in reports.values()), default=0)
+    if out.resource_limit:  # whatever followed (a worker killed, a judge's error) came of it
+        _fail(result, FailureClass.RESOURCE_LIMIT, f"the sandbox's bound was reached: {out.resource_limit}")
+        return
     if out.harness_error:
         _fail(result, FailureClass.HARNESS_ERROR, f"harness error: {out.harness_error}")
         return

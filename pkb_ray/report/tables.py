@@ -12,7 +12,7 @@ from pkb_ray.report.metrics import is_launch_bound
 # Short names of failure classes, for table cells and the heatmap.
 SHORT = {
     "incorrect": "wrong", "nan": "nan", "compile_error": "compile", "runtime_error": "runtime",
-    "cuda_fault": "fault", "timeout": "timeout", "forbidden_api": "forbidden",
+    "cuda_fault": "fault", "resource_limit": "bound", "timeout": "timeout", "forbidden_api": "forbidden",
     "parse_error": "parse", "implausible": "implausible", "harness_error": "harness",
     "no_code": "no code", "no_candidate": "none", "auth": "auth", "bad_request": "bad req",
     "rate_limited": "rate", "generation_timeout": "gen t/o", "server_error": "server",

@@ -2,7 +2,7 @@
 
 The one place the harness's tools start rank processes: `pkb problems check` and the
 semantics tests (ranks.py), and the GPU scripts in scripts/. (Candidate code runs
-elsewhere: the engine's judges start sandboxed workers through engine/sandbox.py.)
+elsewhere: the engine's judges start sandboxed workers through engine/launch/.)
 
 - Spawn, never fork: a forked child inherits the parent's threads' locks and any CUDA or
   gloo state; spawned ranks import what they need afresh.

@@ -256,7 +256,7 @@ def test_a_candidate_that_fills_its_disk_meets_the_quota(run_eval):
     """Writes until the disk is full: the sandbox's /tmp is a tmpfs with a quota (where the
     evaluator is root), so the write fails in the candidate, the judge goes on, and nothing
     of it is left on the host."""
-    from pkb_ray.engine.sandbox import plan_sandbox
+    from pkb_ray.engine.launch import plan_sandbox
 
     if not plan_sandbox("auto").tmp_quota:
         pytest.skip("no quota here: mounting a tmpfs needs root (the result's sandbox field says so)")
@@ -290,7 +290,7 @@ def test_no_write_past_the_quota_and_no_reach_into_the_zygote(run_eval):
     """Where the quota holds (root), bubblewrap's own / and /dev are read-only and a new user
     namespace is refused (unshare, clone; clone3 answers ENOSYS); a rank can neither ptrace
     its zygote nor read its memory."""
-    from pkb_ray.engine.sandbox import plan_sandbox
+    from pkb_ray.engine.launch import plan_sandbox
 
     plan = plan_sandbox("auto")
     if not (plan.tmp_quota and plan.kind.startswith("bwrap")):
@@ -319,7 +319,7 @@ def test_empty_files_stop_at_the_quota_of_files(run_eval):
     bounded in files too (sandbox.TMP_QUOTA_FILES), where the evaluator is root."""
     import re
 
-    from pkb_ray.engine.sandbox import TMP_QUOTA_FILES, plan_sandbox
+    from pkb_ray.engine.launch import TMP_QUOTA_FILES, plan_sandbox
 
     plan = plan_sandbox("auto")
     if not (plan.tmp_quota and plan.kind.startswith("bwrap")):
@@ -507,3 +507,81 @@ def test_a_phase_past_half_its_limit_ends_with_what_it_has(run_eval):
     assert res.correct, (res.failure, res.message)
     assert res.timing is not None and res.timing.stopped == "late", res.timing
     assert res.timing.samples >= 5, res.timing
+
+
+def _held(feature: str) -> bool:
+    from pkb_ray.engine.launch import bounds
+
+    return bounds.run_group().group.has(feature)
+
+
+def _nothing_left_behind() -> None:
+    """Once the last evaluation's sandboxes are reaped (in the background, SandboxProcess.
+    cleanup_later): no process outside the judges and the spares, no sandbox group and no
+    sandbox directory but the spares'."""
+    import importlib
+
+    from pkb_ray.engine.launch import bounds, run_root
+
+    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    (node,) = ev._nodes.values()
+    judges = {j.popen.pid for j in node.judges}
+    spares = {sb.proc.id: sb.proc.popen.pid for sb in node.spares.values()}
+
+    def left() -> list[str]:
+        out = [f"process {p}" for p in _children(os.getpid()) if p not in judges and p not in spares.values()]
+        for path in bounds.run_group().group.paths:
+            out += [f"group {path}/{d}" for d in os.listdir(path) if d.startswith("pkb_sbx_") and d not in spares]
+        out += [f"directory {d}" for d in os.listdir(run_root()) if d.startswith("pkb_sbx_") and d not in spares]
+        return out
+
+    end = time.monotonic() + 30
+    while left() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not left(), left()
+
+
+@pytest.mark.parametrize("name, bound, env", [
+    ("fork_storm", "pids.max", {}),
+    ("fork_bomb", "pids.max", {"PKB_SANDBOX_PIDS": "256"}),
+    ("memory_hog", "memory", {"PKB_SANDBOX_MEMORY_MB": "1024"}),
+])
+def test_a_candidate_past_its_bound_fails_alone(run_eval, monkeypatch, name, bound, env):
+    """Past a bound of its sandbox's group: resource_limit naming the bound, never
+    harness_error; the honest exchange right after on the same judges is correct, timed and
+    stopped as usual, and nothing of the attack is left (processes, groups, directories)
+    to weigh on it. Its speedup is not compared: on the shared 2-core machine the honest
+    exchange alone read 0.007 to 18.8 at load 10-30. The bomb and the hog run with small
+    bounds, and only where a group holds them."""
+    feature = "pids" if bound == "pids.max" else "memory"
+    if not _held(feature):
+        pytest.skip(f"no cgroup holds {feature} here (needs root and a writable hierarchy)")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    res = run_eval(ADVERSARIAL / f"{name}.py")
+    assert res.failure == F.RESOURCE_LIMIT and bound in res.message, (res.failure, res.message, res.log[-2000:])
+    assert "bounds: processes: pids.max" in res.sandbox, res.sandbox
+    _not_correct_and_fast(res)
+    for k in env:
+        monkeypatch.delenv(k)
+    after = run_eval(CANDIDATES / "store_exchange.py")
+    assert after.correct, (after.failure, after.message)
+    assert not any(f.endswith("_not_frozen") for f in after.flags), after.flags
+    assert after.evidence["seconds"]["timing.stopped_cpu.candidate"] < 0.05, after.evidence
+    assert after.speedup is not None and after.timing is not None and not after.timing.unmeasurable, after.message
+    _nothing_left_behind()
+
+
+def test_a_spinner_that_reclones_itself_is_frozen_with_its_rank(run_eval):
+    """Re-cloned every 0.3 ms with CLONE_PARENT under a parent that ignores SIGCHLD: found by
+    no walk and charged to no process, it spun through the reference's halves with
+    `stopped_cpu` 0.0 s. Born in its rank's group, it is frozen with it."""
+    if not (_held("freezer") and _held("cpu")):
+        pytest.skip("no cgroup freezer here (needs root and a writable hierarchy)")
+    honest = [run_eval(CANDIDATES / "store_exchange.py") for _ in range(2)]
+    res = run_eval(ADVERSARIAL / "reclones_spinner.py")
+    assert res.correct and all(h.correct for h in honest), (res.failure, res.message)
+    assert "freezing: cgroup" in res.sandbox, res.sandbox
+    assert res.speedup < 1.5 * max(h.speedup for h in honest), (res.speedup, [h.speedup for h in honest])
+    assert res.evidence["seconds"]["timing.stopped_cpu.candidate"] < 0.05, res.evidence
+    _nothing_left_behind()

@@ -153,3 +153,84 @@ def test_what_a_stopped_process_runs_is_counted(tree):
     finally:
         spinner.kill()
         spinner.wait()
+
+
+RECLONER = r"""
+import ctypes, os, signal, sys, time
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # each generation reaped by the kernel
+if os.fork():
+    os.write(1, b"%d\n" % os.getpid())  # one write each: the two lines never interleave
+    signal.pause()
+    os._exit(0)
+os.write(1, b"%d\n" % os.getpid())
+sys.stdin.readline()  # spins once the test has put it in its group
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_CLONE = {"x86_64": 56, "aarch64": 220}[os.uname().machine]
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.0003:
+        pass
+    if libc.syscall(SYS_CLONE, 0x00008000 | signal.SIGCHLD, 0, 0, 0, 0) > 0:  # CLONE_PARENT
+        os._exit(0)
+"""
+
+
+def _sandbox_group():
+    from pkb_ray.engine import cgroup
+    from pkb_ray.engine.launch import bounds
+
+    run = bounds.run_group()
+    if not (run.group.has("freezer") and run.group.has("cpu")):
+        pytest.skip("no writable cgroup with a freezer and CPU accounting here (needs root)")
+    return run.group.child(f"{cgroup.SANDBOX_PREFIX}freezer_test_{os.getpid()}", cgroup.FEATURES)
+
+
+def test_a_rank_in_a_group_is_frozen_whole_and_charged_for_what_reaped_processes_used(tree):
+    """A spinner that re-clones itself with CLONE_PARENT every 0.3 ms under a parent that
+    ignores SIGCHLD: no walk of the tree holds it and no /proc/<pid>/stat keeps its CPU. In
+    the rank's group it stops with the rank, and its CPU is in the group's count."""
+    zygote, rank0, rank1 = tree
+    sandbox = _sandbox_group()
+    spinner = None
+    try:
+        for pid in (zygote, rank0, rank1):
+            sandbox.join(pid)
+        f = RankFreezer(zygote, rank0, 2)
+        assert f.group is not None and f.how.startswith("cgroup"), f.how
+        spinner = subprocess.Popen([sys.executable, "-c", RECLONER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   text=True)
+        for pid in (int(spinner.stdout.readline()), int(spinner.stdout.readline())):  # the helper and the spinner
+            f.group.join(pid)  # as if the rank had started it: every generation is born here
+        spinner.stdin.write("go\n")
+        spinner.stdin.flush()
+        assert _wait_for(lambda: f.group.cpu_ns() > 50e6, 20), "the spinner never ran"
+        f.freeze()
+        assert f.group.freeze(wait=True), "the group did not freeze"
+        held = f.group.pids()
+        before = f.group.cpu_ns()
+        time.sleep(0.3)
+        assert f.group.pids() == held, "a generation was born while frozen"
+        assert f.group.cpu_ns() - before < 5e6
+        assert _state(rank1) != "T" and rank1 not in held and zygote not in held
+        f.thaw()
+        assert f.ran_ms < 20, f.ran_ms
+        assert _wait_for(lambda: f.group.pids() != held), "the spinner did not resume"
+        # What the reaped generations used is all in the group's count, and in no process's.
+        used_ms = f.group.cpu_ns() / 1e6
+        visible_ms = sum(_cpu_ms(p) for p in f.group.pids())
+        assert used_ms > 50 and visible_ms < used_ms / 2, (used_ms, visible_ms)
+    finally:
+        if spinner is not None:
+            spinner.kill()
+        assert sandbox.remove(), "the group could not be removed"
+    assert not any(os.path.exists(p) for p in sandbox.paths)
+
+
+def _cpu_ms(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            after = fh.read().rsplit(")", 1)[1].split()
+        return sum(int(after[i]) for i in (11, 12, 13, 14)) * 1e3 / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0

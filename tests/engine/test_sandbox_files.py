@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from pkb_ray.engine.sandbox import copy_regular_tree, read_sandbox_file
+from pkb_ray.engine.launch import copy_regular_tree, read_sandbox_file
 
 
 def _tree(tmp_path):
@@ -55,7 +55,7 @@ def test_copies_regular_files_with_their_times_and_nothing_else(tmp_path):
 def test_copies_are_bounded_plain_and_never_through_links(tmp_path):
     import pytest
 
-    from pkb_ray.engine.sandbox import TreeRefused
+    from pkb_ray.engine.launch import TreeRefused
 
     src = tmp_path / "src"
     src.mkdir()
@@ -130,18 +130,18 @@ def test_a_dead_processs_run_root_is_removed_and_no_other(tmp_path, monkeypatch)
     import subprocess
     import tempfile
 
-    from pkb_ray.engine import sandbox
+    from pkb_ray.engine.launch import roots
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(sandbox, "_root", None)
-    ns = sandbox._pid_namespace()
+    monkeypatch.setattr(roots, "_root", None)
+    ns = roots._pid_namespace()
     gone = subprocess.Popen(["true"])
     gone.wait()
     (tmp_path / f"pkb_run_{gone.pid}_{ns}_x" / "pkb_sbx_y" / "d").mkdir(parents=True)
     (tmp_path / f"pkb_run_{gone.pid}_{ns + 1}_x").mkdir()
     (tmp_path / f"pkb_run_{os.getpid()}_{ns}_x").mkdir()
-    root = sandbox.run_root()
+    root = roots.run_root()
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted([f"pkb_run_{gone.pid}_{ns + 1}_x", f"pkb_run_{os.getpid()}_{ns}_x", os.path.basename(root)])
-    sandbox._remove_run_root(os.getpid(), root)
+    roots._remove_run_root(os.getpid(), root)
     assert not os.path.exists(root)

@@ -1,4 +1,4 @@
-"""One way into every child process (engine/spawn.py, issue 25): typed start records through
+"""One way into every child process (engine/launch/spawn.py, engine/wire/start.py): typed start records through
 the wire codec, one environment builder, and no other channel left in the package."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pkb_ray.engine import spawn
+from pkb_ray.engine import launch
 from pkb_ray.engine.build import prebuild
 from pkb_ray.engine.wire import messages as m
 from pkb_ray.engine.wire.frames import ProtocolError
@@ -17,46 +17,46 @@ from pkb_ray.engine.wire.frames import ProtocolError
 ROOT = Path(__file__).resolve().parents[2]
 
 RECORDS = [
-    spawn.JudgeStart(rank=1, world_size=2, device="cuda", store_port=29500, control_fd=7, gate_fd=8,
+    launch.JudgeStart(rank=1, world_size=2, device="cuda", store_port=29500, control_fd=7, gate_fd=8,
                      gate_timeout_us=100_000, group_timeout_s=600.0),
-    spawn.WorkerStart(device="cpu", world_size=2, guard=True, channel_fds=[5, 6]),
-    spawn.BuildStart(candidate_file="candidate.py"),
-    spawn.BuildProbed(ok=False, log="Traceback ..."),
-    spawn.AgentStart(mode="profile", world_size=2, device="cpu", timeout_s=30.0, profile_calls=5),
-    spawn.ProfileStart(fingerprint="cuda:H200x2"),
+    launch.WorkerStart(device="cpu", world_size=2, guard=True, channel_fds=[5, 6]),
+    launch.BuildStart(candidate_file="candidate.py"),
+    launch.BuildProbed(ok=False, log="Traceback ..."),
+    launch.AgentStart(mode="profile", world_size=2, device="cpu", timeout_s=30.0, profile_calls=5),
+    launch.ProfileStart(fingerprint="cuda:H200x2"),
 ]
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.op)
 def test_a_start_record_reads_back_as_it_was_written(record, monkeypatch):
-    spec = spawn.SpawnSpec("pkb_ray.engine.worker.zygote", record, env={})
+    spec = launch.SpawnSpec("pkb_ray.engine.worker.zygote", record, env={})
     argv = spec.argv()
     assert argv[1:3] == ["-m", "pkb_ray.engine.worker.zygote"] and len(argv) == 4
     monkeypatch.setattr("sys.argv", argv[2:])
-    assert spawn.payload(type(record)) == record
+    assert launch.payload(type(record)) == record
 
 
 def test_a_start_record_is_checked_field_by_field():
     wire = m.to_wire(RECORDS[1])
     with pytest.raises(ProtocolError, match="world_size"):
-        m.decode({**wire, "world_size": "2"}, (spawn.WorkerStart,))  # the old "cuda,2,1" string
+        m.decode({**wire, "world_size": "2"}, (launch.WorkerStart,))  # the old "cuda,2,1" string
     with pytest.raises(ProtocolError, match="unexpected message"):
-        m.decode(wire, (spawn.JudgeStart,))
+        m.decode(wire, (launch.JudgeStart,))
     with pytest.raises(ProtocolError, match="unknown fields"):
-        m.decode({**wire, "sys_path": []}, (spawn.WorkerStart,))
+        m.decode({**wire, "sys_path": []}, (launch.WorkerStart,))
 
 
 def test_child_env_is_one_allow_list_for_every_child(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
-    cpu = spawn.child_env("cpu", 2)
+    cpu = launch.child_env("cpu", 2)
     assert cpu["CUDA_VISIBLE_DEVICES"] == "" and int(cpu["OMP_NUM_THREADS"]) >= 1
     assert cpu["TORCH_EXTENSIONS_DIR"] == "{TMP}/ext" and cpu["GLOO_SOCKET_IFNAME"] == "lo"
     assert "PYTHONPATH" not in cpu or "{TMP}" not in cpu["PYTHONPATH"]
-    gpu = spawn.child_env("cuda", 2, "2,3", torch_cuda_arch_list="9.0")
+    gpu = launch.child_env("cuda", 2, "2,3", torch_cuda_arch_list="9.0")
     assert gpu["CUDA_VISIBLE_DEVICES"] == "2,3" and gpu["TORCH_CUDA_ARCH_LIST"] == "9.0"
-    assert spawn.child_env("cuda", 2)["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"  # this process's GPUs
-    judge = spawn.child_env("cuda", 2, "0,1", sandboxed=False)
+    assert launch.child_env("cuda", 2)["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"  # this process's GPUs
+    judge = launch.child_env("cuda", 2, "0,1", sandboxed=False)
     assert "TORCH_EXTENSIONS_DIR" not in judge and str(ROOT) in judge["PYTHONPATH"].split(":")
     for env in (cpu, gpu, judge):
         assert "OPENAI_API_KEY" not in env and env["NCCL_NVLS_ENABLE"] == "0"
@@ -64,10 +64,10 @@ def test_child_env_is_one_allow_list_for_every_child(monkeypatch):
 
 def test_a_sandboxed_child_needs_a_sandbox_and_a_trusted_one_none():
     with pytest.raises(ValueError):
-        spawn.start(spawn.SpawnSpec("x", RECORDS[2], env={}))
-    box = spawn.Sandboxed(plan=None, cache_dirs=(), gpu=False)  # type: ignore[arg-type]
+        launch.start(launch.SpawnSpec("x", RECORDS[2], env={}))
+    box = launch.Sandboxed(plan=None, cache_dirs=(), gpu=False)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        spawn.start_trusted(spawn.SpawnSpec("x", RECORDS[2], env={}, sandbox=box))
+        launch.start_trusted(launch.SpawnSpec("x", RECORDS[2], env={}, sandbox=box))
 
 
 def test_the_build_probe_answers_with_its_record(tmp_path):
@@ -97,10 +97,10 @@ def test_the_world_size_reaches_a_judge_as_an_int():
 
     req = EvalRequest(problem_id="p", problems_source="builtin", candidate_source="", world_size=2,
                       device="cpu", size="small")
-    start = spawn.JudgeStart(rank=0, world_size=req.world_size, device=req.device, store_port=1, control_fd=3,
+    start = launch.JudgeStart(rank=0, world_size=req.world_size, device=req.device, store_port=1, control_fd=3,
                              gate_fd=4, gate_timeout_us=1, group_timeout_s=1.0)
     wire = json.loads(json.dumps(m.to_wire(start)))
-    assert m.decode(wire, (spawn.JudgeStart,)).world_size == 2
+    assert m.decode(wire, (launch.JudgeStart,)).world_size == 2
 
 
 def test_the_job_a_judge_reads_is_the_request_typed():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pkb_ray.engine import sandbox
+from pkb_ray.engine import launch
 from pkb_ray.engine.judge.timing import stats as timing_stats
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.judge import inputs as inp
@@ -278,7 +278,7 @@ def test_speedup_cancels_work_that_varies_with_the_inputs():
 def test_sandbox_never_shows_the_checkout_or_the_caches(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
-    paths = sandbox.import_paths([str(cache)])
+    paths = launch.import_paths([str(cache)])
     cwd = Path.cwd().resolve()
     for p in paths:
         rp = Path(p)
@@ -287,10 +287,10 @@ def test_sandbox_never_shows_the_checkout_or_the_caches(tmp_path):
 
 
 def test_sandbox_mode_errors_name_the_mode():
-    with pytest.raises(sandbox.SandboxError, match="eval.sandbox.mode"):
-        sandbox.plan_sandbox("docker")
-    plan = sandbox.plan_sandbox("auto")
-    assert plan.kind in sandbox.KINDS and plan.description
+    with pytest.raises(launch.SandboxError, match="eval.sandbox.mode"):
+        launch.plan_sandbox("docker")
+    plan = launch.plan_sandbox("auto")
+    assert plan.kind in launch.KINDS and plan.description
     if plan.kind != "bwrap+uid":
         assert plan.note, "a weaker sandbox always says what was missing"
 

@@ -2,7 +2,7 @@
 from anything that ran candidate code). It joins the judges' group, builds its gate, then
 serves JudgeJobs from the node until Quit.
 
-It starts with a JudgeStart record (engine/spawn.py: its rank, the world size, the device,
+It starts with a JudgeStart record (engine/wire/start.py: its rank, the world size, the device,
 the store's port, its two descriptors).
 """
 
@@ -13,7 +13,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from pkb_ray.engine.spawn import JudgeStart, payload
+from pkb_ray.engine.wire.start import JudgeStart, payload
 
 if TYPE_CHECKING:
     from pkb_ray.engine.judge.context import JudgeContext

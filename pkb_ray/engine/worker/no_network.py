@@ -46,7 +46,7 @@ REFUSED_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register",
                  # Nor reach another process's memory (its zygote runs unfiltered).
                  "ptrace", "process_vm_readv", "process_vm_writev",
                  # Nor make a user namespace to mount a tmpfs of its own past the quota
-                 # (sandbox.py): unshare here, clone below.
+                 # (launch/mounts.py): unshare here, clone below.
                  "unshare", "mount")
 NAMESPACE_FLAGS = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
                    0x40000000)

@@ -1,6 +1,6 @@
 """The first process inside a candidate's sandbox: import torch once, fork one rank per GPU.
 
-    python -m pkb_ray.engine.worker.zygote WORKER_START   (engine/spawn.py; environment: PKB_WORKDIR)
+    python -m pkb_ray.engine.worker.zygote WORKER_START   (engine/wire/start.py; environment: PKB_WORKDIR)
 
 It is started fresh for every candidate (never forked from a judge, never holding a
 secret), and may be started ahead of its candidate so the torch import (1-3 s) is off the
@@ -18,7 +18,7 @@ import socket
 import sys
 from typing import Callable
 
-from pkb_ray.engine.spawn import WorkerStart, payload
+from pkb_ray.engine.wire.start import WorkerStart, payload
 from pkb_ray.engine import cpu_pins
 from pkb_ray.engine.worker import file_limit, reap
 

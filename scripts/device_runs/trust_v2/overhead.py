@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from pkb_ray.engine import sandbox
+from pkb_ray.engine import launch
 from pkb_ray.engine.wire import frames
 from pkb_ray.engine.wire.arena import sealed_memfd
 
@@ -53,13 +53,13 @@ def typical():
 
 
 d = typical()
-print(f"remove a 50-dir 5 MB sandbox: {ms(lambda: sandbox.remove_tree(d)):.1f} ms")
+print(f"remove a 50-dir 5 MB sandbox: {ms(lambda: launch.remove_tree(d)):.1f} ms")
 d = tempfile.mkdtemp()
 os.chdir(d)
 for _ in range(3000):
     os.mkdir("d")
     os.chdir("d")
 os.chdir("/")
-print(f"remove a 3000-level tree: {ms(lambda: sandbox.remove_tree(d)):.1f} ms (exists after: {os.path.exists(d)})")
-sandbox.package_copy.cache_clear()
-print(f"package code copy (once per process): {ms(sandbox.package_copy):.1f} ms")
+print(f"remove a 3000-level tree: {ms(lambda: launch.remove_tree(d)):.1f} ms (exists after: {os.path.exists(d)})")
+launch.package_copy.cache_clear()
+print(f"package code copy (once per process): {ms(launch.package_copy):.1f} ms")

@@ -1,4 +1,4 @@
-# HACK: writes where the quota is not. Its /tmp and /dev/shm are sized tmpfs (sandbox.py),
+# HACK: writes where the quota is not. Its /tmp and /dev/shm are sized tmpfs (launch/mounts.py),
 # but bubblewrap's own / and /dev are tmpfs of half the node's memory, writable by the
 # sandbox's user, and a new user namespace (by unshare, or by clone: a filter that refuses
 # unshare alone, this harness before 2026-11-26, lets clone through, and clone3 hides its

@@ -3,7 +3,7 @@
 # is half the machine's pages, so a harness with a byte quota alone lets one candidate pin
 # millions of inodes (about a kilobyte of kernel memory each) until its sandbox is removed.
 # EXPECTED: runtime_error, "No space left on device" from /dev/shm and from /tmp, each within
-# TMP_QUOTA_FILES files (engine/sandbox.py), and nothing of it left on the host.
+# TMP_QUOTA_FILES files (engine/launch/mounts.py), and nothing of it left on the host.
 import errno
 import os
 

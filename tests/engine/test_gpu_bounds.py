@@ -1,0 +1,57 @@
+"""The bound attacks (adversarial/fork_storm.py, fork_bomb.py, memory_hog.py,
+reclones_spinner.py) on GPUs at world size 2, each around the symmetric-memory peer sum
+instead of the CPU store exchange. Skipped where fewer than 2 GPUs.
+
+    python -m pytest tests/engine/test_gpu_bounds.py -m gpu -s -q
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pkb_ray.records import FailureClass
+
+from . import test_gpu
+
+F = FailureClass
+CPU_HONEST = "# pkb:include ../fixtures/candidates/store_exchange.py"
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(test_gpu._gpu_count() < 2, reason="needs 2 CUDA GPUs (run on the device)")]
+
+
+def _source(name: str) -> str:
+    text = (test_gpu.ADVERSARIAL / f"{name}.py").read_text()
+    assert CPU_HONEST in text
+    return text.replace(CPU_HONEST, (test_gpu.GPU_ADV / "honest_peer_sum.py").read_text())
+
+
+def _held(feature: str) -> bool:
+    from pkb_ray.engine.launch import bounds
+
+    return bounds.run_group().group.has(feature)
+
+
+@pytest.mark.parametrize("name, bound, env", [
+    ("fork_storm", "pids.max", {}),
+    ("fork_bomb", "pids.max", {"PKB_SANDBOX_PIDS": "1024"}),
+    ("memory_hog", "memory", {"PKB_SANDBOX_MEMORY_MB": "8192"}),
+    ("reclones_spinner", "", {}),
+])
+def test_bound_attacks_at_world_size_2(name, bound, env, cache_dir, monkeypatch):
+    from pkb_ray.engine import evaluate
+
+    feature = {"pids.max": "pids", "memory": "memory"}.get(bound)
+    if feature and not _held(feature):
+        pytest.skip(f"no cgroup holds {feature} on this node (the result's sandbox field says what held)")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    res = evaluate(test_gpu._req(_source(name), cache_dir))
+    test_gpu._report(name, res)
+    if bound:
+        assert res.failure == F.RESOURCE_LIMIT and bound in res.message, (res.failure, res.message, res.log[-3000:])
+    else:
+        assert res.correct, (res.failure, res.message, res.log[-3000:])
+    for k in env:
+        monkeypatch.delenv(k)
+    after = test_gpu._run("honest_peer_sum", cache_dir)
+    assert after.correct and after.speedup, (after.failure, after.message)
