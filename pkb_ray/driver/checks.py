@@ -28,7 +28,7 @@ class Refused(Exception):
 
 def say(msg: str) -> None:
     """A message to the user, wrapped to the terminal's width (COLUMNS; 100 in a log)."""
-    from pkb_ray.report.fit import wrap
+    from pkb_ray.console import wrap
 
     print(wrap(msg), file=sys.stderr, flush=True)
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from pkb_ray.report.fit import wrap
+from pkb_ray.console import wrap
 
 STATUSES = ("correct", "incorrect", "failed", "implausible", "deferred")
 

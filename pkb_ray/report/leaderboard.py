@@ -234,7 +234,7 @@ def print_leaderboard(report: Report, title: str, wide: bool = False, self_check
     from rich.console import Console
     from rich.table import Table
 
-    from pkb_ray.report.fit import fit_columns, terminal_width
+    from pkb_ray.console import fit_columns, terminal_width
 
     width = terminal_width()
     console = Console(width=100_000 if wide else width, soft_wrap=wide)

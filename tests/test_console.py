@@ -1,6 +1,6 @@
 """Output fitted to a terminal: wrapping and columns left out by priority."""
 
-from pkb_ray.report.fit import fit_columns, wrap
+from pkb_ray.console import fit_columns, wrap
 
 
 def test_wrap_breaks_at_spaces_and_keeps_words_whole():
