@@ -160,16 +160,16 @@ def wrap_cell(text: str, width: int) -> str:
 
 def readable(value: Any, digits: int = 4) -> str:
     """A value as a person reads it: floats to `digits` significant figures, records and
-    dicts as `key value` pairs, lists in brackets (a 16-digit float or a dataclass repr
-    says nothing more to a reader and runs past any terminal)."""
+    dicts as `key=value` pairs (empty ones left out), lists in brackets (a 16-digit float or
+    a dataclass repr says nothing more to a reader and runs past any terminal)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, float):
         return f"{value:.{digits}g}" if math.isfinite(value) else str(value)
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {readable(v, digits)}" for k, v in value.items())
+    if isinstance(value, dict):  # empty entries say nothing: left out
+        return ", ".join(f"{k}={_nested(v, digits)}" for k, v in value.items() if v not in (None, "", [], {}))
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(readable(v, digits) for v in value) + "]"
     if hasattr(value, "value") and isinstance(getattr(value, "value"), str):  # an enum
@@ -177,10 +177,16 @@ def readable(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def field_lines(name: str, value: Any, width: int | None = None, name_width: int = 20) -> list[str]:
-    """`  name   value` wrapped to `width`, continuations under the value."""
+def _nested(value: Any, digits: int) -> str:
+    text = readable(value, digits)
+    return f"{{{text}}}" if isinstance(value, dict) or dataclasses.is_dataclass(value) else text
+
+
+def field_lines(name: str, value: Any, width: int | None = None, name_width: int = 20,
+                note: str = "") -> list[str]:
+    """`  name   value` (readable) and `note`, wrapped to `width`, continuations under the value."""
     width = width or terminal_width()
     lead = f"  {name:{name_width}s} "
-    text = readable(value)
+    text = (value if isinstance(value, str) else readable(value)) + note
     return textwrap.wrap(text, width=width, initial_indent=lead, subsequent_indent=" " * len(lead),
                          break_long_words=False, break_on_hyphens=False) or [lead.rstrip()]
