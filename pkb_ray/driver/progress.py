@@ -43,11 +43,15 @@ class InFlight:
 SECONDS_PER_CELL = {"cpu": 10.0, "cuda": 7.1}
 STARTUP_S = {"cpu": 20.0, "cuda": 30.0}
 """Ray, the evaluators and the trackers, before the first cell (cpu: 19 s measured)."""
+CONTENTION = 1.29
+"""How much slower a GPU evaluation runs beside the node's other GPU groups: two groups on
+4 x H200 gave 1.54x the evaluations per hour of one at a time, each ~29% slower."""
 
 
-def estimate_s(device: str, cells: int, evaluators: int = 1) -> float:
-    """Seconds a sweep of `cells` evaluations should take (generation time not included)."""
-    per = SECONDS_PER_CELL.get(device, SECONDS_PER_CELL["cuda"])
+def estimate_s(device: str, cells: int, evaluators: int = 1, shared: bool = False) -> float:
+    """Seconds a sweep of `cells` evaluations should take (generation time not included).
+    `shared`: GPU evaluations run beside others on their node (GPU groups)."""
+    per = SECONDS_PER_CELL.get(device, SECONDS_PER_CELL["cuda"]) * (CONTENTION if shared and device == "cuda" else 1.0)
     return STARTUP_S.get(device, 30.0) + per * cells / max(1, evaluators)
 
 
