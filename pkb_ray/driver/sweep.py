@@ -42,7 +42,7 @@ from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.hardware_probe import SweepProfile
 from pkb_ray.driver.pipeline import CellState, Pipeline
 from pkb_ray.driver.plan import SweepPlan
-from pkb_ray.driver.progress import SECONDS_PER_CELL, InFlight, SweepProgress
+from pkb_ray.driver.progress import STARTUP_S, InFlight, SweepProgress
 from pkb_ray.generation.device import DeviceDecision
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
@@ -350,8 +350,9 @@ class Sweep:
         cfg = self.cfg
         pending = plan.states()
         per_model = {m.name: sum(1 for c in pending if c.key.model == m.name) for m in self.models}
-        prior = SECONDS_PER_CELL.get(plan.device, 0) / plan.evaluators if pending else None
-        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress, prior_s_per_cell=prior)
+        prior = plan.estimate_s() - STARTUP_S.get(plan.device, 0.0) if pending else None
+        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress, evaluators=plan.evaluators,
+                                      prior_s_per_cell=prior / len(pending) if prior is not None else None)
         try:
             evaluators = self._start_evaluators(plan) if pending else []
             models = {m.name: m for m in self.models}
@@ -419,19 +420,27 @@ class Sweep:
         if self.journal.append(result):  # its spend was charged as it came (Pipeline `spent`)
             for tracker in self.trackers:
                 tracker.log_cell(result)
-        self.progress.update(state.key.model, result.status.value, result.generation.cost_usd)
+        how = result.status.value + (f" ({result.failure.value})" if result.failure and result.status.value == "failed"
+                                     else f" {result.speedup:.2f}x" if result.speedup is not None else "")
+        self.progress.update(state.key.model, result.status.value, result.generation.cost_usd,
+                             last=f"{self._label(state)}: {how}")
 
     def _defer(self, state: CellState, reason: str) -> None:
         self.deferred.append(f"{state.key.cell_id}: {reason}")
-        self.progress.update(state.key.model, "deferred")
+        self.progress.update(state.key.model, "deferred", last=f"{self._label(state)}: deferred")
+
+    def _label(self, state: CellState) -> str:
+        """`allreduce a1`, with the model when the sweep has several."""
+        key = state.key
+        return f"{key.model + '/' if len(self.models) > 1 else ''}{key.problem} a{key.attempt}"
 
     def _tick(self) -> None:
         if self._pipeline is None:
             return
         generating, building, queued = self._pipeline.counts()
-        nodes: dict[str, int] = {}
-        for slot in self._pipeline.evaluating():
-            nodes[slot.node] = nodes.get(slot.node, 0) + 1
+        nodes: dict[str, list[str]] = {}
+        for slot, state in self._pipeline.evaluating():
+            nodes.setdefault(slot.node, []).append(self._label(state))
         self.progress.set_in_flight(InFlight(generating, building, queued, nodes))
 
     # -- 4. finish -------------------------------------------------------------------
