@@ -57,21 +57,27 @@ class PlannedNodes:
         return [{"Alive": True, "Resources": {"GPU": float(self.node.gpus)}}] * self.count
 
 
-def planned_nodes(cfg: RootConfig, local: NodeType | None = None) -> PlannedNodes:
+def planned_nodes(cfg: RootConfig, local: NodeType | None = None, cpu_here: bool = False) -> PlannedNodes:
     """The nodes a dry run plans for. `eval.device=auto` without a cluster address is this
-    machine (`local`: its GPUs, found when None), as a run there would be; anything else that
-    may evaluate on GPUs is `cluster.nodes` x `cluster.node_type`, a dry run asking no cluster."""
+    machine (`local`: its GPUs, found when None), as a run there would be; where it has too
+    few and a run here would not turn to the CPU (`cpu_here`: the self-check does), and
+    anything else that may evaluate on GPUs: `cluster.nodes` x `cluster.node_type`, a dry
+    run asking no cluster."""
     if cfg.eval.device == "cpu":
         return PlannedNodes(None)
+    node, n = NodeType.parse(cfg.cluster.node_type), cfg.cluster.nodes
+    stated = (f"planned for {n} node{'s' if n != 1 else ''} of {node} (cluster.nodes, cluster.node_type): "
+              "a dry run asks no cluster, key or GPU")
     if cfg.eval.device == "auto" and not cfg.cluster.address:
         local = local_gpus() if local is None else local
-        if local is None or local.gpus < cfg.eval.world_size:
+        if local is not None and local.gpus >= cfg.eval.world_size:
+            return PlannedNodes(local, 1, f"planned for this machine ({local}), as a run without "
+                                          "cluster.address evaluates on it")
+        if cpu_here:
             return PlannedNodes(None)  # the device decision says what a run here does instead
-        return PlannedNodes(local, 1, f"planned for this machine ({local}), as a run without "
-                                      "cluster.address evaluates on it")
-    node, n = NodeType.parse(cfg.cluster.node_type), cfg.cluster.nodes
-    return PlannedNodes(node, n, f"planned for {n} node{'s' if n != 1 else ''} of {node} (cluster.nodes, "
-                                 "cluster.node_type): a dry run asks no cluster, key or GPU")
+        return PlannedNodes(node, n, stated + f"; this machine has fewer than {cfg.eval.world_size} GPUs, "
+                                              "so a run here would refuse (join a cluster: cluster.address=auto)")
+    return PlannedNodes(node, n, stated)
 
 
 def local_gpus() -> NodeType | None:
@@ -189,12 +195,13 @@ def api_lines(costs: list[ModelCost], prompt_tokens: float, cfg: RootConfig, mis
             "kernels_cache cost nothing, counted here all the same")
     costly = sorted((c for c in costs if c.expected_usd or c.ceiling_usd),
                     key=lambda c: -(c.expected_usd or c.ceiling_usd or 0.0))
-    if costly:
+    if len(costly) > 1:
         shown = ", ".join(f"{c.model} ${(c.expected_usd if c.expected_usd is not None else c.ceiling_usd):,.2f}"
                           for c in costly[:5])
         lines.append(f"  costliest: {shown}" + (f" (of {len(costs)} models)" if len(costs) > 5 else ""))
     if unpriced:
         lines.append(f"  no price known (not counted): {', '.join(unpriced)}")
     if missing_keys:
-        lines.append(f"  {missing_keys} of these models have no API key set here: a run now would skip them")
+        lines.append(f"  {missing_keys} of {len(costs)} API models {'has' if missing_keys == 1 else 'have'} "
+                     "no key set here: a run now would skip them")
     return lines

@@ -105,7 +105,7 @@ class Sweep:
         from pkb_ray.driver.plan import at_world_size, build_plan, device_refusals
         from pkb_ray.driver.stages import prompt_context
         from pkb_ray.engine.version import HARNESS_VERSION
-        from pkb_ray.generation.device import decide_device
+        from pkb_ray.generation.device import decide_device, needs_gpus, runs_on_cpu_without_api
         from pkb_ray.generation.models import load_model_config, missing_api_key
         from pkb_ray.generation.sources import source_for
         from pkb_ray.problems import load_problems
@@ -133,7 +133,7 @@ class Sweep:
         select(list(cfg.problems.ids))
 
         if dry_run:
-            self.nodes = planned_nodes(cfg)
+            self.nodes = planned_nodes(cfg, cpu_here=needs_gpus(usable) or runs_on_cpu_without_api(usable))
             nodes = self.nodes.as_ray_nodes()
         else:
             nodes = self._ray_nodes()

@@ -26,7 +26,7 @@ def test_the_planned_nodes_are_the_stated_type_unless_this_machine_runs_it():
     assert planned_nodes(_cfg("eval.device=auto", "cluster.address=auto")).node == NodeType(8, "H100")
     assert planned_nodes(_cfg("eval.device=cpu")).node is None
     # auto on this machine: its own GPUs, or none (the device decision then says what runs).
-    assert planned_nodes(_cfg(), local=NodeType(1, "L4")).node is None  # fewer GPUs than world size 2
+    assert planned_nodes(_cfg(), local=NodeType(1, "L4"), cpu_here=True).node is None  # 1 GPU < world size 2
     assert planned_nodes(_cfg(), local=NodeType(4, "H200")).node == NodeType(4, "H200")
 
 
@@ -56,6 +56,13 @@ def test_api_cost_at_the_configs_prices_with_its_assumptions_said():
     assert costs[1].expected_usd is None  # no price known: said, not counted as free
     text = "\n".join(api_lines(costs, 2000.0, cfg, missing_keys=1))
     assert f"about ${100 * one:,.2f} for 105 replies" in text and "2,000 prompt tokens" in text
-    assert "no price known (not counted): free" in text and "1 of these models have no API key" in text
+    assert "no price known (not counted): free" in text and "1 of 2 API models has no key set here" in text
     agent = api_costs([model], {"local": 100}, 2000.0, _cfg("mode=agent", "mode.turns=4"))
     assert abs(agent[0].expected_usd - 4 * 100 * one) < 1e-9
+
+
+def test_api_models_on_a_machine_without_gpus_are_planned_for_the_stated_nodes():
+    """A run here would refuse; the plan a laptop wants is the GPU sweep's."""
+    nodes = planned_nodes(_cfg(), local=NodeType(0, "-"), cpu_here=False)
+    assert nodes.node == NodeType(8, "H100") and "a run here would refuse" in nodes.note
+    assert planned_nodes(_cfg(), local=NodeType(0, "-"), cpu_here=True).node is None  # the self-check
