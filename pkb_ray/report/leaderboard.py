@@ -253,7 +253,7 @@ def print_leaderboard(report: Report, title: str, wide: bool = False, self_check
     from rich.console import Console
     from rich.table import Table
 
-    from pkb_ray.console import fit_columns, terminal_width
+    from pkb_ray.console import fit_columns, terminal_width, wrap
 
     width = terminal_width()
     console = Console(width=100_000 if wide else width, soft_wrap=wide)
@@ -304,8 +304,9 @@ def print_leaderboard(report: Report, title: str, wide: bool = False, self_check
         more = len(report.findings) - len(shown)
         console.print(f"[bold]Harness findings: {len(report.findings)} self-check cells off 1.0[/bold]")
         console.print(FINDINGS_LEGEND, highlight=False)
-        for line in shown:
-            console.print(f"  {line}", highlight=False, markup=False)
+        for line in shown:  # wrapped here: rich would carry a long one on at column 0
+            console.print(f"  {line}" if wide else wrap(f"  {line}", width=width, indent="    "),
+                          highlight=False, markup=False)
         if more:
             console.print(f"  ... and {more} more (leaderboard.md lists them all)", highlight=False)
     if left_out:
