@@ -41,6 +41,8 @@ if __name__ == "__main__":
     # Before Hydra: its hint for an unknown key is `+key=...`, which would compose silently.
     unknown = check_overrides(sys.argv[1:])
     if unknown:
-        print(f"pkb: {unknown}", file=sys.stderr)
+        from pkb_ray.console import wrap
+
+        print(wrap(f"pkb: {unknown}"), file=sys.stderr)
         sys.exit(2)
     main()

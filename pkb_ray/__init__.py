@@ -11,7 +11,7 @@ and packages on one line stay apart (tests/test_import_graph.py):
     selfcheck | generation    the suite's self-check | model calls and prompts
     engine                    one candidate, judged
     store | problems          the sweep's files | the problem suite
-    records | config          typed records | the config schema
+    records | config | console  typed records | the config schema | output fitted to the terminal
 
 This package's own module imports nothing, so that any module may name it.
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "pkb_ray"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("pkb_ray", "pkb_ray.records", "pkb_ray.config"),
+    ("pkb_ray", "pkb_ray.records", "pkb_ray.config", "pkb_ray.console"),
     ("pkb_ray.store", "pkb_ray.problems"),
     ("pkb_ray.engine",),
     ("pkb_ray.selfcheck", "pkb_ray.generation"),

@@ -83,3 +83,19 @@ def test_readme_command_parses(command):
     assert check_overrides(overrides) is None
     cfg = compose_config(overrides)
     assert cfg.attempts >= 1
+
+
+def test_the_readme_counts_the_problems_there_are():
+    """The README said 107 problems where `pkb problems list` shows 108."""
+    from pkb_ray.config import compose_config
+    from pkb_ray.driver.plan import at_world_size
+    from pkb_ray.problems import load_problems
+
+    problems = load_problems("builtin").problems
+    text = README.read_text(encoding="utf-8")
+    counts = re.search(r"all (\d+) problems \((\d+) run at world size 2\)", text)
+    assert counts, "the README's count of problems=all"
+    assert int(counts.group(1)) == len(problems)
+    assert int(counts.group(2)) == len(at_world_size(problems, 2)[0])
+    self_check = len(compose_config([]).problems.cpu_ids)
+    assert f"CPU self-check instead (each\nproblem's reference as its own candidate, {self_check} problems" in text

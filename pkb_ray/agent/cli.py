@@ -5,10 +5,11 @@
 
 Sweep overrides compose exactly as `python sweep.py` does (the same conf/ tree and checks),
 so the submission is evaluated with the request a zero-shot cell of that sweep gets. The
-episode's journal is `<sweep.root>/<sweep.name>/agent/<model>/<problem>/<attempt>.jsonl`;
-re-running the same command resumes it. Prints the result as JSON on the last line.
-Exit codes: 0 submitted and correct, 1 ended otherwise, 2 bad settings or a model that
-cannot call tools, 3 a model call failed (a re-run retries it).
+episode's journal is `<sweep.root>/<sweep.name>/agent/<model>/<problem>/<attempt>.jsonl`
+(`sweeps/agent_runs/...` without sweep.name); re-running the same command resumes it.
+Prints the result as JSON on the last line. Exit codes: 0 submitted and correct, 1 ended
+otherwise, 2 bad settings or a model that cannot call tools, 3 a model call failed (a re-run
+retries it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pkb_ray.config.schema import ModelConfig, RootConfig
     from pkb_ray.engine.request import EvalRequest
+
+AGENT_RUNS = "agent_runs"
+"""Where `pkb agent run` keeps its episodes without sweep.name (they are no sweep's cells)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,7 +63,7 @@ def episode_spec(problem: str, sweep_overrides: list[str], attempt: int):
     cfg = OmegaConf.to_object(compose_config(sweep_overrides))
     model = as_model_config(cfg.model)
     base = eval_request(cfg, problem, model)
-    path = Path(cfg.sweep.root) / cfg.sweep.name / "agent" / model.name / problem / f"{attempt}.jsonl"
+    path = Path(cfg.sweep.root) / (cfg.sweep.name or AGENT_RUNS) / "agent" / model.name / problem / f"{attempt}.jsonl"
     return EpisodeSpec(model=model, attempt=attempt, base=base, journal_path=str(path),
                        kernels_cache=str(Path(cfg.generation.cache_dir).resolve()))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import typing
+from pathlib import Path
 from typing import Any
 
 from pkb_ray.config.schema import RootConfig
@@ -49,9 +50,9 @@ def unknown_key_message(key: str, keys: dict[str, bool] | None = None) -> str | 
     return f"unknown config key {key!r}{hint} (`python sweep.py --cfg job` prints every key)"
 
 
-def override_keys(argv: list[str]) -> list[str] | None:
-    """The keys a `sweep.py` command line sets (`+`/`++`/`~` stripped), or None when Hydra
-    should handle the line itself (help, or an override it cannot parse)."""
+def _parsed(argv: list[str]) -> list[Any] | None:
+    """The overrides of a `sweep.py` command line (Hydra's Override objects), or None when
+    Hydra should handle the line itself (help, or an override it cannot parse)."""
     if _HYDRA_EXITS & set(argv):
         return None
     from hydra._internal.utils import get_args_parser
@@ -63,14 +64,49 @@ def override_keys(argv: list[str]) -> list[str] | None:
         parsed = OverridesParser.create().parse_overrides(list(args.overrides))
     except HydraException:
         return None  # Hydra reports the syntax error in its own words
-    return [o.key_or_group for o in parsed if not o.key_or_group.startswith("hydra")]
+    return [o for o in parsed if not o.key_or_group.startswith("hydra")]
+
+
+def override_keys(argv: list[str]) -> list[str] | None:
+    """The keys a `sweep.py` command line sets (`+`/`++`/`~` stripped), or None when Hydra
+    should handle the line itself (help, or an override it cannot parse)."""
+    parsed = _parsed(argv)
+    return None if parsed is None else [o.key_or_group for o in parsed]
+
+
+GROUP_NAMES = {"model": "model", "problems": "problem set", "mode": "mode", "cluster": "cluster config",
+               "eval": "eval config", "tracking": "tracking config"}
+"""How a message names an option of each config group (a folder of `conf/`)."""
+
+
+def unknown_option_message(group: str, option: str, conf_dir: Path | None = None) -> str | None:
+    """None when `conf/<group>/<option>.yaml` exists (or `group` is no group), else one line
+    naming the nearest options: Hydra's own error is 66 lines listing every model."""
+    if conf_dir is None:
+        from pkb_ray.config.store import CONF_DIR
+
+        conf_dir = CONF_DIR
+    folder = Path(conf_dir) / group
+    if not folder.is_dir() or (folder / f"{option}.yaml").exists():
+        return None
+    known = sorted(p.stem for p in folder.glob("*.yaml"))
+    nearest = difflib.get_close_matches(option, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(nearest)}?" if nearest else ""
+    what = GROUP_NAMES.get(group, group)
+    where = (f"`pkb models list` shows all {len(known)}" if group == "model"
+             else f"conf/{group}/: {', '.join(known)}")
+    return f"unknown {what} {option!r}{hint} ({where})"
 
 
 def check_overrides(argv: list[str]) -> str | None:
-    """The error for the first unknown key of a command line, or None."""
+    """The error for the first unknown key, or unknown option of a config group
+    (`model=opus`), of a command line; None when every one is known."""
     keys = schema_keys()
-    for key in override_keys(argv) or []:
+    for o in _parsed(argv) or []:
+        key = o.key_or_group
         message = unknown_key_message(key.replace("/", "."), keys)
+        if message is None and not o.is_delete() and isinstance(o.value(), str) and "." not in key:
+            message = unknown_option_message(key, o.value())
         if message:
             return message
     return None

@@ -84,6 +84,12 @@ class ClusterConfig:
     """Generation requests in flight at once across all models."""
     max_queued_builds: int = 16
     """Built candidates waiting for an evaluator; bounds memory and wasted work."""
+    node_type: str = "8xH100"
+    """`<GPUs per node>x<GPU>`: the nodes a dry run (`--dry-run`) plans for, where no cluster
+    is asked; a run reads its nodes from Ray. The estimate's per-evaluation seconds were
+    measured on H100 and H200 nodes."""
+    nodes: int = 1
+    """How many such nodes a dry run plans for (its wall-clock estimate)."""
 
 
 @dataclass
@@ -281,8 +287,11 @@ class GenerationConfig:
 
 @dataclass
 class SweepSection:
-    name: str = "pkb"
-    """The sweep's name: its MLflow experiment and its directory under `sweep.root`."""
+    name: Optional[str] = None
+    """The sweep's name: its MLflow experiment and its directory under `sweep.root`. None:
+    named from what it runs and the settings that change a cell's result
+    (`reference-cpu-1a2b3c`), so commands with different settings never share a leaderboard
+    and the same command again resumes its own sweep."""
     root: str = "sweeps"
     """Where per-sweep directories (journal, leaderboard) live."""
     fresh: bool = False

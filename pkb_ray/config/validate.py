@@ -6,7 +6,12 @@ already fails inside Hydra.
 
 from __future__ import annotations
 
+import re
+
 from pkb_ray.config.schema import RootConfig
+
+NODE_TYPE = r"([1-9][0-9]*)x(\S+)"
+"""cluster.node_type: GPUs per node, `x`, the GPU's name."""
 
 _CHOICES = {
     "eval.device": ("auto", "cuda", "cpu"),
@@ -60,8 +65,12 @@ def validate(cfg: RootConfig) -> None:
         errors.append(f"eval.timing.gate_timeout_ms={t.gate_timeout_ms!r} must be <= 10000")
     if cfg.budget_usd is not None and cfg.budget_usd < 0:
         errors.append(f"budget_usd={cfg.budget_usd!r} must be >= 0")
-    if not cfg.sweep.name or "/" in cfg.sweep.name:
+    if cfg.sweep.name is not None and (not cfg.sweep.name or "/" in cfg.sweep.name):
         errors.append(f"sweep.name={cfg.sweep.name!r} must be a non-empty name without '/'")
+    if not re.fullmatch(NODE_TYPE, cfg.cluster.node_type):
+        errors.append(f"cluster.node_type={cfg.cluster.node_type!r} must be <GPUs per node>x<GPU>, e.g. 8xH100")
+    if not isinstance(cfg.cluster.nodes, int) or cfg.cluster.nodes < 1:
+        errors.append(f"cluster.nodes={cfg.cluster.nodes!r} must be an integer >= 1")
     if cfg.turns is not None:
         if cfg.mode.name != "agent":
             errors.append(f"turns={cfg.turns} applies to mode=agent only")

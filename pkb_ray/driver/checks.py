@@ -28,7 +28,7 @@ class Refused(Exception):
 
 def say(msg: str) -> None:
     """A message to the user, wrapped to the terminal's width (COLUMNS; 100 in a log)."""
-    from pkb_ray.report.fit import wrap
+    from pkb_ray.console import wrap
 
     print(wrap(msg), file=sys.stderr, flush=True)
 
@@ -83,9 +83,10 @@ def resolve_sweep_models(cfg: RootConfig) -> list[ModelConfig]:
     return resolve_models(names)
 
 
-def usable_models(models: list[ModelConfig]) -> list[ModelConfig]:
+def usable_models(models: list[ModelConfig], require_keys: bool = True) -> list[ModelConfig]:
     """Models that can run: a broken config stops the sweep (nothing is spent yet); a
-    missing API key skips that model, said once, naming the variable."""
+    missing API key skips that model, said once, naming the variable. Not `require_keys`
+    (a dry run, which calls no API): every model is kept and the missing keys are counted."""
     from pkb_ray.generation.models import check_model_config, missing_api_key
 
     bad = [f"model {m.name}: {why}" for m in models if (why := check_model_config(m))]
@@ -100,6 +101,11 @@ def usable_models(models: list[ModelConfig]) -> list[ModelConfig]:
             skipped.setdefault(var, []).append(model.name)
         else:
             usable.append(model)
+    if skipped and not require_keys:
+        n = sum(len(v) for v in skipped.values())
+        say(f"pkb: {n} model{'s' if n != 1 else ''} planned without an API key set here "
+            f"({', '.join(sorted(skipped))}): a run now would skip them")
+        return models
     if skipped:
         n = sum(len(v) for v in skipped.values())
         say(f"pkb: skipping {n} model{'s' if n != 1 else ''} without an API key: " + "; ".join(
@@ -109,13 +115,14 @@ def usable_models(models: list[ModelConfig]) -> list[ModelConfig]:
     return usable
 
 
-def sweep_models(cfg: RootConfig) -> list[ModelConfig]:
-    """The models this sweep runs (resolved, checked, those with their key)."""
+def sweep_models(cfg: RootConfig, require_keys: bool = True) -> list[ModelConfig]:
+    """The models this sweep runs (resolved, checked, those with their key unless not
+    `require_keys`)."""
     try:
         models = resolve_sweep_models(cfg)
     except (ConfigError, ValueError, KeyError) as exc:
         raise refuse(f"pkb: {exc}")
-    usable = usable_models(models)
+    usable = usable_models(models, require_keys)
     if not usable:
         raise Refused()
     return usable

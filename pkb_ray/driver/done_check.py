@@ -18,6 +18,9 @@ from pkb_ray.records import RecordError
 from pkb_ray.store import read_journal
 
 PLAN_FILE = "plan.json"
+NAMES_DIR = ".names"
+"""Under sweep.root: `<plan digest>` -> the name of the sweep a default-named command made,
+so the same command finds its sweep before Ray resolves the device its name carries."""
 NOT_PLANNED = ("fresh", "progress")
 """sweep.* keys that change how a run starts or shows, not what it plans."""
 
@@ -65,3 +68,21 @@ def cells_all_done(sweep_dir: Path, digest: str) -> int | None:
     except (OSError, ValueError, KeyError, TypeError, RecordError):
         return None  # no usable plan: plan the ordinary way
     return len(planned) if planned and planned <= done else None
+
+
+def remember_name(root: Path, digest: str, name: str) -> None:
+    """Note which sweep a default-named command with this plan digest runs in."""
+    folder = Path(root) / NAMES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f"{digest}.tmp"
+    tmp.write_text(name, encoding="utf-8")
+    tmp.replace(folder / digest)
+
+
+def remembered_name(root: Path, digest: str) -> str | None:
+    """The sweep a default-named command with this plan digest ran in, if one did."""
+    try:
+        name = (Path(root) / NAMES_DIR / digest).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return name if name and "/" not in name else None

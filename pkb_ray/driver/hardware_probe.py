@@ -47,7 +47,8 @@ NOT_MEASURED = {"not_measured": True}
 """Kept when the first run had no profile: later runs keep the design-target text too."""
 
 
-def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], sweep_dir: Path) -> SweepProfile:
+def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], sweep_dir: Path,
+                  probe: bool = True) -> SweepProfile:
     """The profile a sweep's prompts describe, the same on every run of the sweep.
 
     The prompt's hash is part of every API cell's identity, episode journal and
@@ -56,11 +57,14 @@ def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], s
     plan every API cell anew, hide what was recorded and pay for it again. So the first
     run's profile (or that it had none) is kept in the sweep's directory and every later
     run reuses it (sweep.fresh=true measures again); a run on other GPUs is refused. Writes
-    nothing: the caller keeps `to_keep` once the sweep's sinks are open."""
+    nothing: the caller keeps `to_keep` once the sweep's sinks are open. Not `probe` (a dry
+    run): the kept profile, else none (the design target's text), and no node is asked."""
     if not needs_profile(device, models):
         return SweepProfile(None)
     path = sweep_dir / PROFILE_FILE
     kept = None if cfg.sweep.fresh else _read(path)
+    if not probe:
+        return SweepProfile(_profile(kept) if kept is not None and kept != NOT_MEASURED else None)
     if kept == NOT_MEASURED:
         say(f"pkb: this sweep's prompts were written without a measured hardware profile ({path}); "
             "they stay so (sweep.fresh=true measures again)")

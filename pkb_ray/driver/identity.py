@@ -8,6 +8,10 @@ Two kinds of keys:
 - per cell: the problem's version, the prompt hash (API models) or the served candidate's
   hash (pseudo-models), the model id, endpoint and sampling, agent mode's turns. A change
   plans the affected cells anew, beside the old records, which are then no longer shown.
+
+A sweep named by default (`sweep.name` unset) is named from what it runs and a digest of
+these settings (default_sweep_name), so a command with other settings gets a sweep of its
+own instead of being refused by, or mixed into, another's.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections import Counter
 from typing import Any
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
+from pkb_ray.driver.checks import model_names
 from pkb_ray.records import HARNESS_KEY, SOURCE_KEY, CellResult, identity_value
 
 
@@ -107,6 +112,39 @@ def cell_identity(sweep: dict[str, str], model: ModelConfig, problem_version: st
             identity[f"model.{key}"] = _s(value)
     identity.update(mode or {})
     return identity
+
+
+def result_settings(cfg: RootConfig) -> dict[str, str]:
+    """What decides a sweep's cells and their results, from the config alone (before any
+    device is resolved): the models asked for, the problems, attempts, the mode's settings
+    and every `eval.*` setting a cell's identity holds. Where it runs (cluster.*), where it
+    records (tracking.*, sweep.*), caches and a budget are left out: they change no result."""
+    out = {k: v for k, v in _flatten("eval", cfg.eval).items() if k not in NOT_IDENTITY}
+    names = model_names(cfg)
+    if names:
+        out["models"] = _s(names)
+    else:  # one model: a template (openai_compatible) is one config for many endpoints
+        out.update({"model.name": cfg.model.name, "model.model_id": cfg.model.model_id,
+                    "model.api_base": _s(cfg.model.api_base)})
+    out.update({"problems.ids": _s(list(cfg.problems.ids)), "problems.cpu_ids": _s(list(cfg.problems.cpu_ids)),
+                SOURCE_KEY: normalized_source(cfg.problems.source), "attempts": _s(cfg.attempts),
+                "mode.name": cfg.mode.name, **mode_settings(cfg)})
+    return out
+
+
+def default_sweep_name(cfg: RootConfig, models: list[str], device: str) -> str:
+    """`<models>[-<mode>]-<device>-<6 hex>`: what ran, where, and a digest of the settings
+    that change a cell's result (result_settings), so two commands that differ in any of
+    them never share a sweep, and the same command again finds its own. `models`: those
+    that run (after a fallback: the self-check's `reference`)."""
+    asked = model_names(cfg)
+    if "all" in asked:
+        who = "all" if asked == ["all"] else "all+" + "+".join(n for n in asked if n != "all")
+    else:
+        who = "+".join(models) if len(models) <= 3 else f"{models[0]}+{len(models) - 1}more"
+    mode = "" if cfg.mode.name == "zeroshot" else f"-{cfg.mode.name}"
+    digest = sha16(json.dumps(result_settings(cfg), sort_keys=True))[:6]
+    return f"{who}{mode}-{device}-{digest}".replace("/", "_")
 
 
 def settings_changes(records: list[CellResult], sweep: dict[str, str]) -> list[str]:

@@ -275,9 +275,9 @@ class Pipeline:
             self.free.extend(self.replace_evaluators())
 
     # -- main loop -----------------------------------------------------------------
-    def evaluating(self) -> list[Any]:
-        """The evaluators busy right now (one entry per cell being evaluated)."""
-        return [ev for s, _, ev in self.inflight.values() if s == "eval"]
+    def evaluating(self) -> list[tuple[Any, CellState]]:
+        """(evaluator, cell) of every evaluation in flight."""
+        return [(ev, state) for s, state, ev in self.inflight.values() if s == "eval"]
 
     def counts(self) -> tuple[int, int, int]:
         """(generating, building, built and waiting for an evaluator)."""

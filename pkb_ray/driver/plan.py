@@ -4,7 +4,7 @@ is frozen: decided before anything is written, printed by `--dry-run`, run by th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Collection, Mapping
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Collection, Mapping
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.identity import cell_identity, mode_settings
 from pkb_ray.driver.pipeline import CellState
-from pkb_ray.driver.progress import SECONDS_PER_CELL, _duration, estimate_s
+from pkb_ray.driver.progress import CONTENTION, SECONDS_PER_CELL, _duration, estimate_s
 from pkb_ray.records import CellKey, record_id_of
 
 if TYPE_CHECKING:
@@ -69,12 +69,22 @@ def device_refusals(models: list[ModelConfig], device: str) -> list[str]:
     return refusals
 
 
-def prompt_hashes(problems: dict[str, Problem], context: EvalContext) -> dict[str, str]:
-    """Each problem's first-turn prompt hash for this evaluation: the same text the
-    generation actors build, so the same hash their kernels_cache keys hold."""
+def first_prompts(problems: dict[str, Problem], context: EvalContext) -> dict[str, tuple[str, int]]:
+    """Each problem's first-turn prompt for this evaluation, as (hash, about how many tokens):
+    the same text the generation actors build, so the same hash their kernels_cache keys hold."""
+    from pkb_ray.generation.client import estimate_prompt_tokens
     from pkb_ray.generation.prompt import build_prompt
 
-    return {pid: build_prompt(p, None, context).hash for pid, p in problems.items()}
+    out = {}
+    for pid, p in problems.items():
+        prompt = build_prompt(p, None, context)
+        out[pid] = (prompt.hash, estimate_prompt_tokens(prompt.messages))
+    return out
+
+
+MAX_LISTED_CELLS = 200
+"""A dry run lists this many cells one by one; a 40-model sweep's 13,000 would bury the
+counts and the estimate."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +127,10 @@ class SweepPlan:
     """Some model asks an API (the estimate leaves its replies out)."""
     notes: tuple[str, ...] = ()
     """Said before the header (e.g. how many problems have an expert solution)."""
+    shared: bool = False
+    """GPU evaluations run beside others on their node (GPU groups): each is slower."""
+    prompt_tokens: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Problem -> about how many tokens its first prompt is (API models only)."""
 
     @property
     def pending(self) -> tuple[PlannedCell, ...]:
@@ -134,7 +148,7 @@ class SweepPlan:
     def estimate_s(self) -> float:
         """Seconds the pending cells should take (driver/progress.py's measured rates;
         model replies not included)."""
-        return estimate_s(self.device, len(self.pending), self.evaluators)
+        return estimate_s(self.device, len(self.pending), self.evaluators, shared=self.shared)
 
     def size_text(self) -> str:
         """`N cells = M models x P problems x A attempts`, or per model when models cover
@@ -161,28 +175,42 @@ class SweepPlan:
                  f"{self.trials} trials, harness {self.harness_version}); journal {self.journal}"]
         if pending:
             per = "" if self.evaluators == 1 else f" / {self.evaluators} evaluators"
+            slower = f" x {CONTENTION} beside other GPU groups" if self.shared and self.device == "cuda" else ""
             lines.append(f"pkb: estimate: about {_duration(self.estimate_s())} for {pending} cells "
-                         f"(measured {SECONDS_PER_CELL.get(self.device, 0):g} s per cell on {self.device}{per}"
+                         f"(measured {SECONDS_PER_CELL.get(self.device, 0):g} s per cell on {self.device}{slower}{per}"
                          f"{'; model replies not included' if self.calls_api else ''})")
         return lines
 
-    def describe(self) -> list[str]:
+    def describe(self, max_cells: int = MAX_LISTED_CELLS) -> list[str]:
         """The whole plan for a reader (`--dry-run`): the notes and the header, the settings
-        every cell is recorded under, then one line per cell: done or to run, its record id
-        (cell id @ digest of its identity) and what else it is recorded under."""
+        every cell is recorded under, each model's count, then one line per cell (the first
+        `max_cells`): done or to run, its record id (cell id @ digest of its identity) and what
+        else it is recorded under."""
         lines = [f"pkb: {note}" for note in self.notes] + self.header()
         lines.append("every cell is recorded under:")
         lines += [f"  {k} = {v}" for k, v in sorted(self.sweep_settings.items())]
-        lines.append("cells (status, record id, its own settings):")
-        for c in self.cells:
+        lines.append("cells per model:")
+        for model, n in self.problems_per_model.items():
+            cells = [c for c in self.cells if c.key.model == model]
+            todo = sum(1 for c in cells if not c.done)
+            lines.append(f"  {model}: {len(cells)} cells ({n} problems x {self.attempts}), {todo} to run, "
+                         f"{len(cells) - todo} recorded")
+        shown = self.cells[:max_cells]
+        more = f", the first {len(shown)} of {len(self.cells)}" if len(shown) < len(self.cells) else ""
+        lines.append(f"cells (status, record id, its own settings{more}):")
+        for c in shown:
             own = " ".join(f"{k}={v}" for k, v in sorted(c.identity.items()) if k not in self.sweep_settings)
             lines.append(f"  {'done  ' if c.done else 'to run'}  {c.record_id}  {own}".rstrip())
+        if more:
+            lines.append(f"  ... {len(self.cells) - len(shown)} more, each recorded under the settings above and "
+                         "its own (problem_version, prompt_hash or candidate_sha, model sampling)")
         return lines
 
 
 def build_plan(cfg: RootConfig, models: list[ModelConfig], problems: dict[str, Problem],
                sweep: dict[str, str], context: EvalContext, *, device: str, size: str,
-               harness_version: str, done: Collection[str] = frozenset(), evaluators: int = 1) -> SweepPlan:
+               harness_version: str, done: Collection[str] = frozenset(), evaluators: int = 1,
+               shared: bool = False) -> SweepPlan:
     """The plan of this invocation: the grid (attempt-major), each cell's identity, and
     `done`, the record ids the sweep's journal holds."""
     from pkb_ray.generation.sources import source_for
@@ -199,14 +227,14 @@ def build_plan(cfg: RootConfig, models: list[ModelConfig], problems: dict[str, P
                          f"({src.what}); only those are evaluated")
     kept = with_candidates(keys, has_candidate)
     api = any(src.calls_api for src in sources.values())
-    hashes = prompt_hashes(problems, context) if api else {}
+    prompts = first_prompts(problems, context) if api else {}
     mode = mode_settings(cfg)
     by_name = {m.name: m for m in models}
     done = set(done)
     cells = []
     for key in kept:
         model, problem = by_name[key.model], problems[key.problem]
-        identity = cell_identity(sweep, model, problem.spec.version, hashes.get(key.problem),
+        identity = cell_identity(sweep, model, problem.spec.version, prompts.get(key.problem, ("", 0))[0] or None,
                                  sources[key.model].serve(problem), mode)
         record_id = record_id_of(key, identity)
         cells.append(PlannedCell(key, MappingProxyType(identity), record_id, record_id in done))
@@ -215,4 +243,5 @@ def build_plan(cfg: RootConfig, models: list[ModelConfig], problems: dict[str, P
                      cells=tuple(cells), problems_per_model=MappingProxyType(per_model), attempts=cfg.attempts,
                      sweep_settings=MappingProxyType(dict(sweep)), device=device, size=size,
                      world_size=cfg.eval.world_size, trials=cfg.eval.trials, harness_version=harness_version,
-                     evaluators=evaluators, calls_api=api, notes=tuple(notes))
+                     evaluators=evaluators, calls_api=api, notes=tuple(notes), shared=shared,
+                     prompt_tokens=MappingProxyType({pid: tokens for pid, (_, tokens) in prompts.items()}))

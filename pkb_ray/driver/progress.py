@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from pkb_ray.report.fit import wrap
+from pkb_ray.console import wrap
 
 STATUSES = ("correct", "incorrect", "failed", "implausible", "deferred")
 
@@ -27,13 +27,17 @@ class InFlight:
     building: int = 0
     queued: int = 0
     """Built candidates waiting for a free evaluator."""
-    evaluating: dict[str, int] = field(default_factory=dict)
-    """Node label -> cells being evaluated there."""
+    evaluating: dict[str, list[str]] = field(default_factory=dict)
+    """Node label -> the cells being evaluated there (`allreduce a1`)."""
 
     def describe(self) -> str:
-        nodes = ", ".join(f"{n} {k}" for n, k in sorted(self.evaluating.items())) or "none"
-        return (f"generating {self.generating}, building {self.building}, queued {self.queued}; "
-                f"evaluating on {nodes}")
+        """`evaluating allreduce a1, allgather a1 on node 6ffb4256 #0; generating 3`: which
+        problems are on which node, then the stages that hold anything."""
+        where = "; ".join(f"{', '.join(cells)} on {node}" for node, cells in sorted(self.evaluating.items()))
+        waiting = ", ".join(f"{stage} {n}" for stage, n in (("generating", self.generating),
+                                                            ("building", self.building),
+                                                            ("queued", self.queued)) if n)
+        return f"evaluating {where or 'nothing yet'}" + (f"; {waiting}" if waiting else "")
 
 
 # Measured seconds per evaluated cell, for the estimate said before a sweep starts (the
@@ -43,11 +47,15 @@ class InFlight:
 SECONDS_PER_CELL = {"cpu": 10.0, "cuda": 7.1}
 STARTUP_S = {"cpu": 20.0, "cuda": 30.0}
 """Ray, the evaluators and the trackers, before the first cell (cpu: 19 s measured)."""
+CONTENTION = 1.29
+"""How much slower a GPU evaluation runs beside the node's other GPU groups: two groups on
+4 x H200 gave 1.54x the evaluations per hour of one at a time, each ~29% slower."""
 
 
-def estimate_s(device: str, cells: int, evaluators: int = 1) -> float:
-    """Seconds a sweep of `cells` evaluations should take (generation time not included)."""
-    per = SECONDS_PER_CELL.get(device, SECONDS_PER_CELL["cuda"])
+def estimate_s(device: str, cells: int, evaluators: int = 1, shared: bool = False) -> float:
+    """Seconds a sweep of `cells` evaluations should take (generation time not included).
+    `shared`: GPU evaluations run beside others on their node (GPU groups)."""
+    per = SECONDS_PER_CELL.get(device, SECONDS_PER_CELL["cuda"]) * (CONTENTION if shared and device == "cuda" else 1.0)
     return STARTUP_S.get(device, 30.0) + per * cells / max(1, evaluators)
 
 
@@ -61,10 +69,11 @@ def _duration(seconds: float) -> str:
 class SweepProgress:
     def __init__(self, planned: dict[str, int], enabled: bool = True, interactive: bool | None = None,
                  every: int | None = None, out: IO[str] | None = None,
-                 clock=time.monotonic, prior_s_per_cell: float | None = None) -> None:
+                 clock=time.monotonic, prior_s_per_cell: float | None = None, evaluators: int = 1) -> None:
         """`planned`: cells to run per model. `interactive`: None = whether `out` is a
         terminal. `every`: plain mode prints one line per this many cells (default: about
-        20 lines per sweep)."""
+        20 lines per sweep). `prior_s_per_cell`: the device's measured seconds per cell over
+        the `evaluators` that run at once, which the ETA uses until the sweep's own rate shows."""
         self.planned = dict(planned)
         self.total = sum(planned.values())
         self.counts: dict[str, collections.Counter] = {m: collections.Counter() for m in planned}
@@ -76,7 +85,13 @@ class SweepProgress:
         self.every = every or max(1, self.total // 20)
         self._clock = clock
         self.prior_s_per_cell = prior_s_per_cell
-        """Before the first cell lands, the ETA is this many seconds per cell left."""
+        """Until the sweep's own rate shows, the ETA is this many seconds per cell left."""
+        self.evaluators = max(1, evaluators)
+        self.last = ""
+        """The last recorded cell and its result (`reference/allreduce a1: correct 1.00x`)."""
+        self._first_at: float | None = None
+        """When the first cell landed: the sweep's rate is measured from there, as the time
+        before it is mostly start-up (Ray, evaluators: 30 s on GPUs, where a cell takes 7)."""
         self._start = clock()
         self._live = None
         self._printed_at = 0
@@ -87,11 +102,18 @@ class SweepProgress:
         return sum(sum(c.values()) for c in self.counts.values())
 
     def eta_s(self) -> float | None:
-        """Seconds left at the rate so far; None before the first cell lands."""
-        done = self.done
+        """Seconds left: at the device's measured rate until more cells than evaluators have
+        landed (the first wave lands together, after start-up), then at the sweep's own rate
+        since its first cell; without a measured rate, at the rate since the start (None
+        before the first cell)."""
+        done, left = self.done, self.total - self.done
+        if self.prior_s_per_cell is not None:
+            if done <= self.evaluators or self._first_at is None:
+                return self.prior_s_per_cell * left
+            return (self._clock() - self._first_at) / (done - 1) * left
         if not done:
-            return None if self.prior_s_per_cell is None else self.prior_s_per_cell * self.total
-        return (self._clock() - self._start) / done * (self.total - done)
+            return None
+        return (self._clock() - self._start) / done * left
 
     def _status_text(self, counts: collections.Counter) -> str:
         return ", ".join(f"{s} {counts[s]}" for s in STATUSES if counts[s])
@@ -106,6 +128,7 @@ class SweepProgress:
         return (f"pkb: {self.done}/{self.total} cells ({self._status_text(total) or 'none yet'}) "
                 f"${sum(self.cost_usd.values()):.2f}; {elapsed} elapsed"
                 + (f", ETA {_duration(eta)}" if eta is not None and self.done < self.total else "")
+                + (f"; last: {self.last}" if self.last else "")
                 + f"; in flight: {self.in_flight.describe()}")
 
     def model_lines(self) -> list[str]:
@@ -113,9 +136,13 @@ class SweepProgress:
                 f"${self.cost_usd[m]:.2f}" for m, n in self.planned.items()]
 
     # -- updates -------------------------------------------------------------------
-    def update(self, model: str, status: str, cost_usd: float = 0.0) -> None:
+    def update(self, model: str, status: str, cost_usd: float = 0.0, last: str = "") -> None:
+        """A cell ended (`status`); `last` says which and how, for the next lines."""
+        if self._first_at is None:
+            self._first_at = self._clock()
         self.counts.setdefault(model, collections.Counter())[status] += 1
         self.cost_usd[model] += cost_usd
+        self.last = last or self.last
         if not self.enabled:
             return
         if self.interactive:
@@ -149,7 +176,8 @@ class SweepProgress:
             c = self.counts[m]
             models.add_row(m, f"{sum(c.values())}/{n}", *(str(c[s]) for s in STATUSES),
                            f"{self.cost_usd[m]:.2f}")
-        return Group(head, Text("in flight: " + self.in_flight.describe()), models)
+        lines = [Text("in flight: " + self.in_flight.describe())] + ([Text("last: " + self.last)] if self.last else [])
+        return Group(head, *lines, models)
 
     def _refresh(self) -> None:
         if self._live is not None:
@@ -173,4 +201,4 @@ class SweepProgress:
             self._live = None
 
     def summary(self) -> str:
-        return self.line().removeprefix("pkb: ").split("; in flight")[0]
+        return self.line().removeprefix("pkb: ").split("; last: ")[0].split("; in flight")[0]

@@ -23,14 +23,17 @@ from pkb_ray.driver.sweep import Sweep
 
 def run_sweep(dcfg: DictConfig, dry_run: bool = False) -> int:
     """Checks (nothing written before they pass), plan against the journal, run, report;
-    returns the exit status. `dry_run`: print the plan (stdout) and stop there."""
+    returns the exit status. `dry_run`: print the plan and its estimate (stdout) and stop
+    there, having asked no cluster, GPU or API key (Sweep.plan)."""
+    from pkb_ray.console import wrap
+
     sweep = Sweep(dcfg)
     try:
-        plan = sweep.plan()
+        plan = sweep.plan(dry_run=dry_run)
     except Refused as refused:
         return refused.status
     if dry_run:
-        print("\n".join(plan.describe()), flush=True)
+        print("\n".join(wrap(line) for line in plan.describe() + sweep.estimate(plan)), flush=True)
         return EXIT_OK
     with sweep.open_sinks(plan):
         sweep.run(plan)

@@ -42,7 +42,7 @@ from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.hardware_probe import SweepProfile
 from pkb_ray.driver.pipeline import CellState, Pipeline
 from pkb_ray.driver.plan import SweepPlan
-from pkb_ray.driver.progress import SECONDS_PER_CELL, InFlight, SweepProgress
+from pkb_ray.driver.progress import STARTUP_S, InFlight, SweepProgress
 from pkb_ray.generation.device import DeviceDecision
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
@@ -84,28 +84,38 @@ class Sweep:
         """`asked -> ran: why` when the device decision replaced the models (else "")."""
         self.problem_note = ""
         self.left_out = ""
+        self.auto_named = False
+        """sweep.name was unset: the sweep is named from its settings (identity.default_sweep_name)."""
+        self.missing_keys = 0
+        """A dry run: models planned without their API key set here."""
+        self.nodes: Any = None
+        """A dry run: the GPU nodes it plans for (estimate.PlannedNodes)."""
 
     # -- 1. plan ---------------------------------------------------------------------
-    def plan(self) -> SweepPlan:
+    def plan(self, dry_run: bool = False) -> SweepPlan:
         """Check everything and plan the cells against the journal. Writes nothing. Raises
         Refused (its reason said) when a check fails, or with EXIT_OK when the sweep is
-        done already."""
+        done already. `dry_run`: plan without asking anything beyond this machine: no Ray
+        (the nodes are cluster.node_type x cluster.nodes, driver/estimate.py), no hardware
+        probe, and models without their API key planned too (and counted)."""
         from pkb_ray.config.validate import ConfigError
+        from pkb_ray.driver.estimate import planned_nodes
         from pkb_ray.driver.hardware_probe import sweep_profile
-        from pkb_ray.driver.identity import refusal, settings_changes, sweep_settings
+        from pkb_ray.driver.identity import default_sweep_name, refusal, settings_changes, sweep_settings
         from pkb_ray.driver.plan import at_world_size, build_plan, device_refusals
-        from pkb_ray.driver.ray_runtime import init_ray
         from pkb_ray.driver.stages import prompt_context
         from pkb_ray.engine.version import HARNESS_VERSION
-        from pkb_ray.generation.device import decide_device
-        from pkb_ray.generation.models import load_model_config
+        from pkb_ray.generation.device import decide_device, needs_gpus, runs_on_cpu_without_api
+        from pkb_ray.generation.models import load_model_config, missing_api_key
         from pkb_ray.generation.sources import source_for
         from pkb_ray.problems import load_problems
 
         cfg = self.cfg = typed_config(self.dcfg)
+        self.auto_named = cfg.sweep.name is None
         if not cfg.sweep.fresh and self._nothing_to_run():
             raise Refused(EXIT_OK)
-        usable = sweep_models(cfg)
+        usable = sweep_models(cfg, require_keys=not dry_run)
+        self.missing_keys = sum(1 for m in usable if missing_api_key(m)) if dry_run else 0
 
         def select(ids: list[str]) -> None:
             problem_set = load_problems(cfg.problems.source, ids or None)
@@ -122,14 +132,13 @@ class Sweep:
 
         select(list(cfg.problems.ids))
 
-        import ray
-
+        if dry_run:
+            self.nodes = planned_nodes(cfg, cpu_here=needs_gpus(usable) or runs_on_cpu_without_api(usable))
+            nodes = self.nodes.as_ray_nodes()
+        else:
+            nodes = self._ray_nodes()
         try:
-            init_ray(cfg)
-        except ConnectionError as exc:
-            raise refuse(f"pkb: cannot reach the Ray cluster at cluster.address={cfg.cluster.address}: {exc}")
-        try:
-            decision = self.decision = decide_device(cfg, usable, ray.nodes())
+            decision = self.decision = decide_device(cfg, usable, nodes)
         except ConfigError as exc:
             raise refuse(f"pkb: {exc}")
         if decision.models:
@@ -153,6 +162,8 @@ class Sweep:
         if cfg.mode.name == "tools":
             self._require_tools(usable)
         self.models = usable
+        if self.auto_named:
+            cfg.sweep.name = default_sweep_name(cfg, [m.name for m in usable], decision.device)
 
         settings = sweep_settings(cfg, decision.device, decision.size, HARNESS_VERSION)
         self.sweep_dir = Path(cfg.sweep.root) / cfg.sweep.name
@@ -161,7 +172,8 @@ class Sweep:
             recorded = read_journal(journal_path) if journal_path.exists() and not cfg.sweep.fresh else []
         except RecordError as exc:
             raise refuse(f"pkb: {exc}")
-        self.profile = sweep_profile(cfg, decision.device, usable, self.sweep_dir)  # measured hardware text
+        self.profile = sweep_profile(cfg, decision.device, usable, self.sweep_dir,  # measured hardware text
+                                     probe=not dry_run)
         context = prompt_context(cfg, decision.device, decision.size, self.profile.profile)
         if any(source_for(m).calls_api for m in usable):  # prompts are built: describe inputs once, here
             context = context.with_inputs(self.problems)
@@ -171,7 +183,42 @@ class Sweep:
             raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
         return build_plan(cfg, usable, self.problems, settings, context, device=decision.device,
                           size=decision.size, harness_version=HARNESS_VERSION,
-                          done={r.record_id for r in recorded}, evaluators=self._evaluators())
+                          done={r.record_id for r in recorded}, evaluators=self._evaluators(),
+                          shared=decision.device == "cuda" and decision.gpu_slots > decision.gpu_nodes)
+
+    def _ray_nodes(self) -> list[dict]:
+        """The cluster's nodes (Ray started here, or joined at cluster.address)."""
+        import ray
+
+        from pkb_ray.driver.ray_runtime import init_ray
+
+        try:
+            init_ray(self.cfg)
+        except ConnectionError as exc:
+            raise refuse(f"pkb: cannot reach the Ray cluster at cluster.address={self.cfg.cluster.address}: {exc}")
+        return ray.nodes()
+
+    def estimate(self, plan: SweepPlan) -> list[str]:
+        """What the plan's pending cells should cost (a dry run's last lines): the GPU time on
+        the planned nodes and the API spend, each with its assumptions."""
+        from pkb_ray.driver.estimate import GpuEstimate, api_costs, api_lines
+
+        pending = plan.pending
+        nodes = self.nodes
+        lines = [f"pkb: {nodes.note}"] if nodes is not None and nodes.note and plan.device == "cuda" else []
+        if plan.device == "cuda" and pending and nodes is not None and nodes.node is not None:
+            lines += GpuEstimate(nodes.node, nodes.count, plan.world_size, self.cfg.eval.exclusive,
+                                 len(pending)).lines()
+        tokens = plan.prompt_tokens
+        if tokens and pending:
+            per_model: dict[str, int] = {}
+            for c in pending:
+                per_model[c.key.model] = per_model.get(c.key.model, 0) + 1
+            mean = sum(tokens.values()) / len(tokens)
+            lines += api_lines(api_costs(self.models, per_model, mean, self.cfg), mean, self.cfg, self.missing_keys)
+        if not pending:
+            lines.append("nothing to run: every planned cell is recorded")
+        return lines
 
     def _plan_digest(self) -> str:
         from pkb_ray.driver.done_check import plan_digest
@@ -182,14 +229,19 @@ class Sweep:
 
     def _nothing_to_run(self) -> bool:
         """True (and said) when the last plan of this very config is wholly recorded: no Ray,
-        no model, no problem loaded (driver/done_check.py)."""
-        from pkb_ray.driver.done_check import cells_all_done
+        no model, no problem loaded (driver/done_check.py). A default-named sweep is found by
+        its plan digest, as its name holds the device that Ray would resolve."""
+        from pkb_ray.driver.done_check import cells_all_done, remembered_name
 
-        sweep_dir = Path(self.cfg.sweep.root) / self.cfg.sweep.name
-        n = cells_all_done(sweep_dir, self._plan_digest())
+        digest = self._plan_digest()
+        name = self.cfg.sweep.name or remembered_name(Path(self.cfg.sweep.root), digest)
+        if name is None:
+            return False
+        sweep_dir = Path(self.cfg.sweep.root) / name
+        n = cells_all_done(sweep_dir, digest)
         if n is None:
             return False
-        say(f"pkb: sweep {self.cfg.sweep.name!r}: all {n} cells done; nothing to run "
+        say(f"pkb: sweep {name!r}: all {n} cells done; nothing to run "
             f"(leaderboard {sweep_dir / 'leaderboard.md'}; sweep.fresh=true starts over)")
         return True
 
@@ -211,13 +263,14 @@ class Sweep:
     def open_sinks(self, plan: SweepPlan) -> Iterator[None]:
         """Open the journal (and agent mode's turn log), note this invocation in the sweep's
         config.yaml, open the trackers and reconcile them with the journal; closed on exit."""
-        from pkb_ray.driver.done_check import keep_plan
+        from pkb_ray.driver.done_check import keep_plan, remember_name
         from pkb_ray.driver.hardware_probe import keep_profile
         from pkb_ray.driver.invocations import append_invocation
 
         cfg = self.cfg
         self.sweep_plan = plan
         # Every check passed: from here on the sweep's directory changes.
+        new = not (self.sweep_dir / "journal.jsonl").exists()
         journal = self.journal = Journal(self.sweep_dir / "journal.jsonl", fresh=cfg.sweep.fresh)
         tries_path = self.sweep_dir / "harness_tries.jsonl"
         if cfg.sweep.fresh and tries_path.exists():
@@ -226,6 +279,11 @@ class Sweep:
         try:
             append_invocation(self.sweep_dir / "config.yaml", self._ran_config(), plan.sweep_settings)
             keep_plan(self.sweep_dir, self._plan_digest(), plan.planned_ids().values())
+            if self.auto_named:  # the same command finds this sweep again before Ray starts
+                remember_name(Path(cfg.sweep.root), self._plan_digest(), cfg.sweep.name)
+            if self.auto_named and new:
+                say(f"pkb: a new sweep, {cfg.sweep.name!r}: named from what it runs and the settings that "
+                    "change a cell's result; the same command resumes it (sweep.name=NAME names one)")
             for note in plan.notes:
                 say(f"pkb: {note}")
             for line in plan.header():
@@ -292,8 +350,9 @@ class Sweep:
         cfg = self.cfg
         pending = plan.states()
         per_model = {m.name: sum(1 for c in pending if c.key.model == m.name) for m in self.models}
-        prior = SECONDS_PER_CELL.get(plan.device, 0) / plan.evaluators if pending else None
-        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress, prior_s_per_cell=prior)
+        prior = plan.estimate_s() - STARTUP_S.get(plan.device, 0.0) if pending else None
+        self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress, evaluators=plan.evaluators,
+                                      prior_s_per_cell=prior / len(pending) if prior is not None else None)
         try:
             evaluators = self._start_evaluators(plan) if pending else []
             models = {m.name: m for m in self.models}
@@ -361,19 +420,27 @@ class Sweep:
         if self.journal.append(result):  # its spend was charged as it came (Pipeline `spent`)
             for tracker in self.trackers:
                 tracker.log_cell(result)
-        self.progress.update(state.key.model, result.status.value, result.generation.cost_usd)
+        how = result.status.value + (f" ({result.failure.value})" if result.failure and result.status.value == "failed"
+                                     else f" {result.speedup:.2f}x" if result.speedup is not None else "")
+        self.progress.update(state.key.model, result.status.value, result.generation.cost_usd,
+                             last=f"{self._label(state)}: {how}")
 
     def _defer(self, state: CellState, reason: str) -> None:
         self.deferred.append(f"{state.key.cell_id}: {reason}")
-        self.progress.update(state.key.model, "deferred")
+        self.progress.update(state.key.model, "deferred", last=f"{self._label(state)}: deferred")
+
+    def _label(self, state: CellState) -> str:
+        """`allreduce a1`, with the model when the sweep has several."""
+        key = state.key
+        return f"{key.model + '/' if len(self.models) > 1 else ''}{key.problem} a{key.attempt}"
 
     def _tick(self) -> None:
         if self._pipeline is None:
             return
         generating, building, queued = self._pipeline.counts()
-        nodes: dict[str, int] = {}
-        for slot in self._pipeline.evaluating():
-            nodes[slot.node] = nodes.get(slot.node, 0) + 1
+        nodes: dict[str, list[str]] = {}
+        for slot, state in self._pipeline.evaluating():
+            nodes.setdefault(slot.node, []).append(self._label(state))
         self.progress.set_in_flight(InFlight(generating, building, queued, nodes))
 
     # -- 4. finish -------------------------------------------------------------------

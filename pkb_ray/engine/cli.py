@@ -82,28 +82,56 @@ def _world_size_refusal(source: str, problem_id: str, world_size: int) -> str:
     return problem.spec.world_size_refusal(world_size, tests=True)
 
 
+FIELD_NOTES = {
+    "candidate_ms": "the median of the candidate's own samples",
+    "reference_ms": "the median of the reference's own samples",
+}
+"""What a printed figure is, beside it: the two medians' ratio is not the speedup, which pairs
+the samples taken side by side (a slower median beside a speedup above 1 is no contradiction)."""
+SHOWN_ELSEWHERE = ("log", "build_log", "message", "correct", "failure", "evidence", "sandbox",
+                   "speedup_ci_low", "speedup_ci_high")
+
+
 def _print_human(res, guarded: bool, problem: str, candidate: str) -> None:
-    """The verdict with its class and first line; the fields that say something; the
-    candidate's log with each distinct traceback once (every rank raised the same one: it
-    was printed three times, 2026-11-24); and what to try next."""
+    """The verdict with its class and first line; the fields that say something, rounded and
+    wrapped to the terminal; the candidate's log with each distinct traceback once (every
+    rank raised the same one); and what to try next."""
+    from pkb_ray.console import field_lines, terminal_width, wrap
+
+    width = terminal_width()
     status = "CORRECT" if res.correct else f"FAILED ({res.failure.value if res.failure else '?'})"
-    print(f"{status}: {_first_line(res.message)}")
+    print(wrap(f"{status}: {_first_line(res.message)}", width=width))
     for f in dataclasses.fields(res):
-        if f.name in ("log", "build_log", "message", "correct", "failure", "evidence", "sandbox"):
+        if f.name in SHOWN_ELSEWHERE:
             continue
         v = getattr(res, f.name)
-        if v not in (None, "", [], 0.0) or f.name in ("speedup", "candidate_ms"):
-            print(f"  {f.name:20s} {v}")
+        if f.name == "speedup" and v is not None:
+            print("\n".join(field_lines("speedup", _speedup_text(res), width)))
+        elif v not in (None, "", [], 0.0) or f.name in ("speedup", "candidate_ms"):
+            note = f" ({FIELD_NOTES[f.name]})" if f.name in FIELD_NOTES and v is not None else ""
+            print("\n".join(field_lines(f.name, v, width, note=note)))
     if res.sandbox:
-        print(f"  {'sandbox':20s} {sandbox_line(res.sandbox)}")
+        print("\n".join(field_lines("sandbox", sandbox_line(res.sandbox), width)))
     if res.evidence and (res.failure is not None and res.failure.value == "implausible" or res.flags):
-        print(f"  {'evidence':20s} {res.evidence}")  # what the verdict rests on (else phase seconds)
+        print("\n".join(field_lines("evidence", res.evidence, width)))  # what the verdict rests on
     if not res.correct and res.log:
         print("---- log (each distinct part once) ----")
         print(distinct_log(res.log)[-3000:])
     if res.failure is not None and res.failure.value == "forbidden_api" and guarded:
-        print(f"hint: a reference calls torch.distributed collectives on purpose; to check one, "
-              f"turn the guard off: pkb eval {problem} {candidate} --no-guard")
+        print(wrap(f"hint: a reference calls torch.distributed collectives on purpose; to check one, "
+                   f"turn the guard off: pkb eval {problem} {candidate} --no-guard", width=width))
+
+
+def _speedup_text(res) -> str:
+    """`1.26 [0.62, 1.59] (...)`: the figure, its interval, and which statistic it is."""
+    from pkb_ray.console import readable
+
+    low, high = res.speedup_ci_low, res.speedup_ci_high
+    interval = f" [{readable(low, 3)}, {readable(high, 3)}]" if low is not None and high is not None else ""
+    samples = getattr(res.timing, "samples", None)
+    pairs = f"{samples} " if samples else ""
+    return (f"{readable(res.speedup, 3)}{interval} (the median of the {pairs}paired per-sample ratios, "
+            "reference time / candidate time" + (", with its 95% interval)" if interval else ")"))
 
 
 def _first_line(message: str) -> str:

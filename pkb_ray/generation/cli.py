@@ -12,6 +12,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     msub = models.add_subparsers(dest="models_command", required=True, metavar="SUBCOMMAND")
     ls = msub.add_parser("list", help="one line per model: provider, limits, price, key variable")
     ls.add_argument("--json", action="store_true", help="one JSON object per model, as a list")
+    ls.add_argument("--wide", action="store_true", help="every column, however wide the terminal")
     ls.set_defaults(handler=_models_list)
 
     prompt = subparsers.add_parser("prompt", help="print the prompt a model gets for a problem")
@@ -38,6 +39,11 @@ def _fmt_limit(v) -> str:
     return "-" if v in (None, "???") else f"{v:,}" if isinstance(v, int) else str(v)
 
 
+def _model_id_text(model_id: str | None) -> str:
+    """The litellm id; a template's unset `???` says where it is set."""
+    return "(set model.model_id=...)" if model_id == "???" else model_id or "-"
+
+
 def _models_list(args: argparse.Namespace) -> int:
     import os
 
@@ -57,25 +63,28 @@ def _models_list(args: argparse.Namespace) -> int:
         json.dump(rows, sys.stdout, indent=1)
         print()
         return 0
-    head = (f"{'name':26} {'provider':13} {'model_id':52} {'conc':>4} {'rpm':>6} {'tpm':>10} "
-            f"{'$in/M':>7} {'$out/M':>7}  key")
-    print(head)
+    from pkb_ray.console import Listing, print_listing, terminal_width, wrap
+
+    price = lambda p: "-" if p is None else f"{p:.2f}"  # noqa: E731
+    table = []
     for s in rows:
-        pin, pout = s.get("price_input_per_mtok"), s.get("price_output_per_mtok")
-        price = lambda p: "-" if p is None else f"{p:.2f}"  # noqa: E731
-        mid = s.get("model_id") or "-"
         source = source_for(s["provider"])
-        if not source.calls_api:
-            mid = f"({source.what}, no API)"
-        key = s.get("api_key_env")
-        key = f"{key} ({'set' if s['key_set'] else 'NOT SET'})" if key else "-"
-        print(f"{s['name']:26} {s['provider']:13} {mid:52} {s['max_concurrency']:>4} "
-              f"{_fmt_limit(s.get('rpm')):>6} {_fmt_limit(s.get('tpm')):>10} "
-              f"{price(pin):>7} {price(pout):>7}  {key}")
+        var = s.get("api_key_env")
+        table.append({
+            "name": s["name"],
+            "key": f"{var} {'set' if s['key_set'] else 'unset'}" if var else "-",
+            "model_id": _model_id_text(s.get("model_id")) if source.calls_api else f"({source.what}, no API)",
+            "$in/M": price(s.get("price_input_per_mtok")), "$out/M": price(s.get("price_output_per_mtok")),
+            "provider": s["provider"], "conc": str(s["max_concurrency"]),
+            "rpm": _fmt_limit(s.get("rpm")), "tpm": _fmt_limit(s.get("tpm")),
+        })
+    print_listing(Listing(table, priority=("name", "key", "model_id", "$in/M", "$out/M", "provider"),
+                          right=("$in/M", "$out/M", "conc", "rpm", "tpm"), wrappable=("model_id",),
+                          wide_hint="`pkb models list --wide` or `--json` shows every column."), wide=args.wide)
     ready = sum(1 for s in rows if s["in_all"] and s["key_set"])
-    print(f"{len(rows)} configs; models=all = {len(api)} API models "
-          f"(not reference or expert, which call no API, nor the openai_compatible template), {ready} of them with "
-          "their key set (a model without its key is skipped)")
+    print(wrap(f"{len(rows)} configs; models=all = {len(api)} API models (not reference or expert, which "
+               f"call no API, nor the openai_compatible template), {ready} of them with their key set "
+               "(a model without its key is skipped)", width=terminal_width()))
     return 0
 
 

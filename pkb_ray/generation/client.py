@@ -158,6 +158,24 @@ def _retry_after_of(e: BaseException) -> float | None:
     return None
 
 
+def list_price_usd(cfg: ModelConfig, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, str]:
+    """(USD, where the price came from) of one call of this size before it is made: litellm's
+    pinned table, where it knows the model and no custom endpoint serves it, else the config's
+    prices (the rule ModelClient._cost bills by); (None, "none") when neither has one."""
+    if not cfg.api_base:
+        try:
+            prompt_usd, completion_usd = litellm_module().cost_per_token(
+                model=cfg.model_id, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+            if prompt_usd + completion_usd > 0:
+                return float(prompt_usd + completion_usd), "litellm"
+        except Exception:  # noqa: BLE001: litellm does not know the model: the config's prices
+            pass
+    if cfg.price_input_per_mtok is None and cfg.price_output_per_mtok is None:
+        return None, "none"
+    return (prompt_tokens * (cfg.price_input_per_mtok or 0.0)
+            + completion_tokens * (cfg.price_output_per_mtok or 0.0)) / 1e6, "config"
+
+
 def estimate_prompt_tokens(messages: list[dict[str, Any]]) -> int:
     """About 4 characters per token (English and code); only for tpm admission."""
     return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 8

@@ -67,6 +67,15 @@ def needs_gpus(models: Sequence[ModelConfig]) -> bool:
     return bool(sources) and all(not src.calls_api and "cpu" not in src.runs_on(m) for src, m in sources)
 
 
+def runs_on_cpu_without_api(models: Sequence[ModelConfig]) -> bool:
+    """True when every model's candidates run on CPU and none calls an API (the reference
+    self-check): a sweep without GPUs evaluates them on CPU as asked, nothing replaced."""
+    from pkb_ray.generation.sources import source_for
+
+    sources = [(source_for(m), m) for m in models]
+    return bool(sources) and all(not src.calls_api and "cpu" in src.runs_on(m) for src, m in sources)
+
+
 def decide_device(cfg: RootConfig, models: Sequence[ModelConfig | str], nodes: list[dict]) -> DeviceDecision:
     """`models`: the sweep's model configs (or their names in conf/model)."""
     configs = [_as_config(m) for m in models]
@@ -77,6 +86,11 @@ def decide_device(cfg: RootConfig, models: Sequence[ModelConfig | str], nodes: l
     if device == "auto":
         if n_gpu_nodes:
             device = "cuda"
+        elif runs_on_cpu_without_api(configs):
+            # model=reference (a self-check) without GPUs: its candidates run on CPU as they are.
+            device = "cpu"
+            notice = (f"pkb: no Ray node with >= {cfg.eval.world_size} GPUs (eval.world_size): "
+                      "evaluating on CPU (eval.device=cpu says so and silences this)")
         elif needs_gpus(configs):
             # The default sweep (model=expert) on a machine without GPUs: its candidates are
             # CUDA and cannot run here, so check the whole pipeline on CPU instead of failing.

@@ -55,16 +55,24 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([problem_summary(p) for p in loaded.problems.values()], indent=1))
     else:
+        from pkb_ray.console import Listing, print_listing
+
+        by_category: dict[str, list] = {}
         for p in loaded.problems.values():
-            s = p.spec
-            print(f"{s.id:28s} {s.category:18s} {s.title}")
+            by_category.setdefault(p.spec.category, []).append(p.spec)
+        rows = []
+        for category, specs in sorted(by_category.items()):  # a heading per category: titles get the room
+            rows.append({"id": f"{category} ({len(specs)})", "title": ""})
+            rows += [{"id": f"  {s.id}", "title": s.title} for s in specs]
+        print_listing(Listing(rows, priority=("id", "title"), wrappable=("title",)))
         print(f"{len(loaded.problems)} problems, {len(loaded.errors)} errors", file=sys.stderr)
     return 1 if loaded.errors else 0
 
 
 def _coverage(args: argparse.Namespace) -> int:
     """Exit 0 when every upstream id is covered and every category has enough problems."""
-    from pkb_ray.problems.coverage import UPSTREAM_COUNT, coverage, render
+    from pkb_ray.console import Listing, print_listing, terminal_width, wrap
+    from pkb_ray.problems.coverage import UPSTREAM_COUNT, coverage, rows, summary
     from pkb_ray.problems.loader import load_problems
 
     loaded = load_problems(args.source)
@@ -79,5 +87,8 @@ def _coverage(args: argparse.Namespace) -> int:
             "short_categories": cov.short_categories, "total": cov.total,
         }, indent=1))
     else:
-        print(render(cov))
+        print_listing(Listing(rows(cov), priority=("id", "upstream", "covered by"), right=("id",),
+                              wrappable=("covered by",)))
+        print()
+        print("\n".join(wrap(line, width=terminal_width()) for line in summary(cov)))
     return 1 if cov.missing or cov.short_categories or loaded.errors else 0

@@ -84,22 +84,26 @@ def coverage(problems) -> Coverage:
     return cov
 
 
-def render(cov: Coverage) -> str:
-    lines = []
+def rows(cov: Coverage) -> list[dict[str, str]]:
+    """One row per upstream id: its name, the native problems covering it (and those that
+    resemble it, as partial)."""
+    out = []
     for i in range(1, UPSTREAM_COUNT + 1):
-        name = UPSTREAM_NAMES.get(i, "?")
         by = ", ".join(cov.covered_by.get(i, [])) or "MISSING"
         part = cov.partial.get(i)
-        tail = f"   (partial: {', '.join(part)})" if part else ""
-        lines.append(f"{i:3d} {name:45s} {by}{tail}")
+        out.append({"id": str(i), "upstream": UPSTREAM_NAMES.get(i, "?"),
+                    "covered by": by + (f" (partial: {', '.join(part)})" if part else "")})
+    return out
+
+
+def summary(cov: Coverage) -> list[str]:
+    """The totals under the table: covered, missing, per category, short categories."""
     missing = cov.missing
-    lines.append("")
-    lines.append(f"covered: {UPSTREAM_COUNT - len(missing)}/{UPSTREAM_COUNT} upstream problems; "
-                 f"{len(missing)} missing: {', '.join(map(str, missing)) or 'none'}")
-    lines.append(f"native problems: {cov.total}")
-    lines.append("per category (need >= %d): " % MIN_PER_CATEGORY
-                 + ", ".join(f"{c} {n}" for c, n in cov.per_category.items()))
     short = cov.short_categories
-    lines.append("short: " + (", ".join(f"{c} ({n}, needs {MIN_PER_CATEGORY - n} more)"
-                                       for c, n in short.items()) or "none"))
-    return "\n".join(lines)
+    return [
+        f"covered: {UPSTREAM_COUNT - len(missing)}/{UPSTREAM_COUNT} upstream problems; "
+        f"{len(missing)} missing: {', '.join(map(str, missing)) or 'none'}",
+        f"native problems: {cov.total}",
+        "per category (need >= %d): " % MIN_PER_CATEGORY + ", ".join(f"{c} {n}" for c, n in cov.per_category.items()),
+        "short: " + (", ".join(f"{c} ({n}, needs {MIN_PER_CATEGORY - n} more)" for c, n in short.items()) or "none"),
+    ]

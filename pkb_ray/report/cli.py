@@ -46,7 +46,9 @@ def _read(root: Path, name: str):
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pkb_ray.console import wrap
     from pkb_ray.report.combine import SettingsDiffer, combine_sweeps, sweep_modes
+    from pkb_ray.report.findings import times_itself
     from pkb_ray.report.leaderboard import build_report, print_leaderboard
 
     root, names = Path(args.root), list(args.sweep_names)
@@ -92,9 +94,9 @@ def _run(args: argparse.Namespace) -> int:
             f"{title}; co-tenancy {level}: {len(part)} cells (those without a speedup in every part)"
         report = build_report(part, where, head)
         print_leaderboard(report, head, wide=args.wide,
-                          self_check=bool(part) and all(_times_itself(m) for m in {r.key.model for r in part}),
+                          self_check=bool(part) and all(times_itself(m) for m in {r.key.model for r in part}),
                           report_args=report_args)
-        print(f"wrote into {where}: " + ", ".join(p.name for p in report.files()))
+        print(wrap(f"wrote into {where}: " + ", ".join(p.name for p in report.files())))
     return 0
 
 
@@ -122,14 +124,3 @@ def split_by_co_tenancy(results: list) -> dict:
     untimed = [r for r in results if not timed(r)]
     ordered = sorted(parts.items(), key=lambda kv: (kv[0] == "none", kv[0] if kv[0] != "none" else 0))
     return {level: part + untimed for level, part in ordered} or {0: untimed}
-
-
-def _times_itself(model: str) -> bool:
-    """Whether the model's candidates are the references (a self-check). A sweep records the
-    model's config name; the builtin `reference` config's name is its provider's."""
-    from pkb_ray.generation.sources import UnknownSourceError, source_for
-
-    try:
-        return source_for(model).times_itself
-    except UnknownSourceError:
-        return False

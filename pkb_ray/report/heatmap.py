@@ -2,7 +2,9 @@
 
 Colour is log2(speedup) on a diverging map centred on 1x (clipped to 1/4x..4x), so slower
 and faster than the reference read at a glance; a cell with no correct attempt is grey with
-its failure class written in it; a launch-bound speedup carries an `L`.
+its failure class written in it; a launch-bound speedup carries an `L`; a self-check's
+harness finding (report/findings.py) is left grey, its figure written with a `!`. Text is
+black or white by the cell colour's luminance.
 """
 
 from __future__ import annotations
@@ -64,6 +66,18 @@ def _pages(facets: list[tuple[str, list]], ncols: int, head_in: float) -> list[l
 
 def _row_height(row: list[tuple[str, list]], head_in: float) -> float:
     return max(len(rows) for _, rows in row) * CELL_H_IN + FACET_PAD_IN + head_in
+
+
+def text_color(rgba: tuple[float, ...]) -> str:
+    """Black or white, whichever reads on a cell of this colour (WCAG relative luminance:
+    black text on the map's dark green was unreadable)."""
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgba[:3])
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    # Contrast with black (L + 0.05) / 0.05 beats contrast with white 1.05 / (L + 0.05) above ~0.18.
+    return "black" if luminance > 0.179 else "white"
 
 
 def page_path(path: Path, n: int) -> Path:
@@ -136,9 +150,12 @@ def _draw_page(grid_rows: list, models: list[str], ncols: int, width: float, hea
                 for j, model in enumerate(models):
                     cell = cells.get(model)
                     text, color = "-", "#777777"
-                    if cell is not None and cell.correct and cell.best_speedup and cell.best_speedup > 0:
+                    if cell is not None and cell.correct and cell.finding and cell.best_speedup:
+                        text, color = f"{cell.best_speedup:.2f}!", "#8b0000"  # not coloured: the harness's error
+                    elif cell is not None and cell.correct and cell.best_speedup and cell.best_speedup > 0:
                         values[i, j] = max(-CLIP, min(CLIP, math.log2(cell.best_speedup)))
-                        text, color = f"{cell.best_speedup:.2f}" + ("L" if cell.launch_bound else ""), "black"
+                        text = f"{cell.best_speedup:.2f}" + ("L" if cell.launch_bound else "")
+                        color = text_color(cmap(norm(values[i, j])))
                     elif cell is not None and cell.correct:
                         text, color = "ok", "black"
                     elif cell is not None:
@@ -153,8 +170,9 @@ def _draw_page(grid_rows: list, models: list[str], ncols: int, width: float, hea
     bar = subfigs[-1].colorbar(image, ax=list(last_axes), ticks=[-2, -1, 0, 1, 2], location="bottom", shrink=0.5,
                                aspect=40)
     bar.ax.set_xticklabels(["1/4x", "1/2x", "1x", "2x", "4x"], fontsize=8)
-    bar.set_label("grey: no correct attempt (failure class written); L: launch-bound time; "
-                  "-: not covered", fontsize=7, color="#555555")
+    bar.set_label("grey: no correct attempt (failure class written); L: launch-bound time; -: not covered\n"
+                  "!: a self-check's harness finding (the reference against itself off 1.0), not coloured",
+                  fontsize=7, color="#555555")
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path

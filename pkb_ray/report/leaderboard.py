@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pkb_ray.records import CellResult
 from pkb_ray.report.facts import SweepFacts, sweep_facts
+from pkb_ray.report.findings import FINDINGS_LEGEND, finding_lines
 from pkb_ray.report.heatmap import plot_heatmap
 from pkb_ray.report.metrics import FAST_P_THRESHOLDS, ModelSummary, fast_p_at_k, group_cells, summarize
 from pkb_ray.report.modes import comparison_markdown, comparison_table, mode_comparison  # noqa: F401 (its old home)
@@ -45,6 +46,8 @@ class Report:
     problems: ProblemTable | None = None
     step_plot_path: Path | None = None
     """Tools mode's curves over tool calls."""
+    findings: list[str] = field(default_factory=list)
+    """The self-check's harness findings, one line each (report/findings.py)."""
 
     @property
     def heatmap_path(self) -> Path | None:
@@ -101,7 +104,8 @@ def curves_markdown(curves: dict[str, dict[str, list[float]]]) -> list[str]:
 
 def to_markdown(summaries: list[ModelSummary], facts: SweepFacts | None = None,
                 table: ProblemTable | None = None, title: str = "Leaderboard",
-                curves: dict[str, dict[str, list[float]]] | None = None) -> str:
+                curves: dict[str, dict[str, list[float]]] | None = None,
+                findings: list[str] | None = None) -> str:
     lines = [f"# {title}", ""]
     if facts is not None:
         lines += [f"{line}  " for line in facts.header()] + [""]
@@ -113,8 +117,17 @@ def to_markdown(summaries: list[ModelSummary], facts: SweepFacts | None = None,
         lines += _markdown_table(list(rows[0]), rows)
     lines += comparison_markdown(summaries)
     lines += curves_markdown(curves or {})
+    lines += findings_markdown(findings or [])
     lines += ["", LEGEND]
     return "\n".join(lines) + "\n"
+
+
+def findings_markdown(findings: list[str]) -> list[str]:
+    """The self-check's harness findings (report/findings.py), one item each."""
+    if not findings:
+        return []
+    return ["", f"## Harness findings: {len(findings)} self-check cells off 1.0", "", FINDINGS_LEGEND, ""] + [
+        f"- {line}" for line in findings]
 
 
 def write_csv(summaries: list[ModelSummary], path: Path) -> None:
@@ -182,7 +195,8 @@ def build_report(results: list[CellResult], out_dir: Path, title: str = "Leaderb
     table = problem_table(results)
     curves = step_curves(results)
     md = out_dir / "leaderboard.md"
-    md.write_text(to_markdown(summaries, facts, table, title, curves), encoding="utf-8")
+    findings = finding_lines(results)
+    md.write_text(to_markdown(summaries, facts, table, title, curves, findings), encoding="utf-8")
     csv_path = out_dir / "leaderboard.csv"
     write_csv(summaries, csv_path)
     problems_csv = out_dir / "leaderboard_problems.csv"
@@ -193,7 +207,7 @@ def build_report(results: list[CellResult], out_dir: Path, title: str = "Leaderb
     turn_plot = plot_step_curves(curves, "agent", out_dir / "pass_at_turn.png", zeroshot, facts.short())
     step_plot = plot_step_curves(curves, "tools", out_dir / "pass_at_step.png", zeroshot, facts.short())
     return Report(summaries, md, csv_path, plot, curves, turn_plot, problems_csv, heatmaps,
-                  facts, table, step_plot)
+                  facts, table, step_plot, findings)
 
 
 def _display_row(s: ModelSummary) -> dict[str, str]:
@@ -216,11 +230,16 @@ def _display_row(s: ModelSummary) -> dict[str, str]:
         row[f"sig_fast_{p:g}@k"] = _fmt(s.sig_fast_p_at_k[p])
     row["geomean x"] = _fmt(s.geomean_speedup)
     row["cost $"] = f"{s.cost_usd:.2f}"
+    if s.harness_findings:
+        row["findings"] = str(s.harness_findings)
     return row
 
 
+MAX_PRINTED_FINDINGS = 20
+"""A sweep with more prints this many; leaderboard.md lists every one."""
+
 # The totals' columns, the most useful first: dropped from the end to fit the terminal.
-TOTALS_PRIORITY = ("model", "pass@1", "geomean x", "fast_1@k", "cells", "ok/wrong/failed/implaus.",
+TOTALS_PRIORITY = ("model", "pass@1", "geomean x", "findings", "fast_1@k", "cells", "ok/wrong/failed/implaus.",
                    "pass@k", "mode", "cost $", "k", "sig_fast_1@k", "fast_1.5@k", "fast_2@k",
                    "launch-bound", "sig_fast_1.5@k", "sig_fast_2@k")
 
@@ -234,7 +253,7 @@ def print_leaderboard(report: Report, title: str, wide: bool = False, self_check
     from rich.console import Console
     from rich.table import Table
 
-    from pkb_ray.report.fit import fit_columns, terminal_width
+    from pkb_ray.console import fit_columns, terminal_width, wrap
 
     width = terminal_width()
     console = Console(width=100_000 if wide else width, soft_wrap=wide)
@@ -280,6 +299,16 @@ def print_leaderboard(report: Report, title: str, wide: bool = False, self_check
             if dropped:
                 left_out.append(f"{', '.join(dropped)} (of 'modes side by side')")
         console.print(comparison_table(report.summaries, cols))
+    if report.findings:
+        shown = report.findings[:MAX_PRINTED_FINDINGS]
+        more = len(report.findings) - len(shown)
+        console.print(f"[bold]Harness findings: {len(report.findings)} self-check cells off 1.0[/bold]")
+        console.print(FINDINGS_LEGEND, highlight=False)
+        for line in shown:  # wrapped here: rich would carry a long one on at column 0
+            console.print(f"  {line}" if wide else wrap(f"  {line}", width=width, indent="    "),
+                          highlight=False, markup=False)
+        if more:
+            console.print(f"  ... and {more} more (leaderboard.md lists them all)", highlight=False)
     if left_out:
         console.print(f"Left out to fit {width} columns: {'; '.join(left_out)}. "
                       f"`pkb report {report_args} --wide` shows every column; leaderboard.md has them all.",

@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from pkb_ray.records import CellResult, CellStatus
+from pkb_ray.report.findings import is_finding, times_itself
 
 FAST_P_THRESHOLDS = (1.0, 1.5, 2.0)
 """fast_0 would equal pass@k; thresholds below 1 say nothing about speed."""
@@ -43,9 +44,10 @@ def is_launch_bound(result: CellResult) -> bool:
 
 
 def timed_speedup(result: CellResult) -> float | None:
-    """The speedup that counts for speed figures: correct, not launch-bound, finite."""
+    """The speedup that counts for speed figures: correct, not launch-bound, finite, and not
+    a harness finding (a self-check figure off 1.0: report/findings.py)."""
     s = result.speedup
-    if result.status != CellStatus.CORRECT or is_launch_bound(result) or s is None:
+    if result.status != CellStatus.CORRECT or is_launch_bound(result) or s is None or is_finding(result):
         return None
     return s if math.isfinite(s) and s > 0 else None
 
@@ -91,6 +93,11 @@ class ModelSummary:
     """fast_1 with one attempt drawn (the modes' side-by-side table: pass@1 beside it)."""
     sig_fast1_at_1: float = 0.0
     """sig_fast_1 with one attempt drawn."""
+    self_check: bool = False
+    """The model's candidates are the references (its figures measure the harness)."""
+    harness_findings: int = 0
+    """Self-check cells whose speedup is off 1.0 (report/findings.py): correct, but in no
+    speed figure."""
 
     @property
     def fast1_at_k(self) -> float:
@@ -111,6 +118,8 @@ class ModelSummary:
             "launch_bound": self.launch_bound,
             "pass@1": self.pass_at_1,
         }
+        if self.self_check:
+            row["harness_findings"] = self.harness_findings
         if self.k > 1:
             row["pass@k"] = self.pass_at_k
         for p in FAST_P_THRESHOLDS:
@@ -168,6 +177,8 @@ def summarize(results: list[CellResult]) -> list[ModelSummary]:
                 launch_bound=sum(1 for c in cells if correct(c) and is_launch_bound(c)),
                 fast1_at_1=fast_p_at_k(per_problem, 1.0, 1),
                 sig_fast1_at_1=fast_p_at_k(per_problem, 1.0, 1, True),
+                self_check=times_itself(model),
+                harness_findings=sum(1 for c in cells if is_finding(c)),
             )
         )
     return summaries
@@ -188,4 +199,6 @@ def summary_metrics(summaries: list[ModelSummary]) -> dict[str, float]:
         out[f"{prefix}/cost_usd"] = s.cost_usd
         out[f"{prefix}/implausible"] = float(s.counts.get("implausible", 0))
         out[f"{prefix}/launch_bound"] = float(s.launch_bound)
+        if s.self_check:
+            out[f"{prefix}/harness_findings"] = float(s.harness_findings)
     return out

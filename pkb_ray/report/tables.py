@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from pkb_ray.records import CellResult, CellStatus
+from pkb_ray.report.findings import is_finding
 from pkb_ray.report.metrics import is_launch_bound
 
 # Short names of failure classes, for table cells and the heatmap.
@@ -33,6 +34,8 @@ class ProblemCell:
     best_speedup: float | None = None
     best_ci: tuple[float | None, float | None] = (None, None)
     launch_bound: bool = False
+    finding: bool = False
+    """The best correct attempt is a harness finding (a self-check figure off 1.0)."""
     failure: str | None = None
     """The most common failure class when no attempt was correct (`implausible` included)."""
 
@@ -41,7 +44,7 @@ class ProblemCell:
         if self.correct:
             if self.best_speedup is None:
                 return f"{share}ok"
-            mark = " (launch-bound)" if self.launch_bound else ""
+            mark = " (launch-bound)" if self.launch_bound else " (finding)" if self.finding else ""
             return f"{share}{self.best_speedup:.2f}x{mark}"
         return f"{share}{self.failure or 'failed'}"
 
@@ -49,12 +52,13 @@ class ProblemCell:
 def problem_cell(attempts: list[CellResult]) -> ProblemCell:
     correct = [c for c in attempts if c.status == CellStatus.CORRECT]
     cell = ProblemCell(attempts=len(attempts), correct=len(correct))
-    if correct:
-        best = max(correct, key=lambda c: c.speedup if c.speedup is not None else float("-inf"))
+    if correct:  # a harness finding is best only when every correct attempt is one
+        best = max(correct, key=lambda c: (not is_finding(c), c.speedup if c.speedup is not None else float("-inf")))
         cell.best_speedup = best.speedup
         ev = best.evaluation
         cell.best_ci = (ev.speedup_ci_low, ev.speedup_ci_high) if ev else (None, None)
         cell.launch_bound = is_launch_bound(best)
+        cell.finding = is_finding(best)
     else:
         classes = Counter((c.failure.value if c.failure else c.status.value) for c in attempts)
         cell.failure = classes.most_common(1)[0][0]

@@ -68,6 +68,18 @@ def test_unknown_model_group_option_is_refused():
     assert out.returncode != 0 and "opus99" in out.stderr
 
 
+def test_a_misspelled_model_or_problem_set_is_one_line_naming_the_nearest(tmp_path):
+    """Hydra's own error is 66 lines listing every model, and a HYDRA_FULL_ERROR hint."""
+    for override, wanted in (("model=opus", "unknown model 'opus'; did you mean opus48, opus47, opus46?"),
+                             ("problems=smok", "unknown problem set 'smok'; did you mean smoke?"),
+                             ("mode=agnt", "unknown mode 'agnt'; did you mean agent?")):
+        out = subprocess.run(sweep_cmd(override, "sweep.root=" + str(tmp_path)), cwd=tmp_path,
+                             env=scrubbed_env(), capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2, (override, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith(f"pkb: {wanted} ("), out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_models_list_and_problem_subsets_compose():
     out = _run("--cfg", "job", "models=[opus47,gpt55]", "problems=collectives")
     assert out.returncode == 0, out.stderr

@@ -14,7 +14,7 @@ from pkb_ray.problems import load_problems
 
 
 def test_plan_header_adds_up_when_models_cover_different_problems():
-    cfg = OmegaConf.to_object(compose_config(["attempts=2", "problems=collectives"]))
+    cfg = OmegaConf.to_object(compose_config(["attempts=2", "problems=collectives", "sweep.name=s"]))
     problems = load_problems("builtin", list(cfg.problems.ids)).problems
     problems.update(load_problems("builtin", ["tp_mlp"]).problems)  # no expert solution
     models = [load_model_config("expert"), load_model_config("reference")]
@@ -77,16 +77,17 @@ def test_without_a_terminal_progress_is_one_line_per_n_cells_with_eta_and_nodes(
     progress = SweepProgress({"a": 4, "b": 2}, interactive=False, every=2, out=out, clock=clock)
     with progress:
         progress.set_in_flight(InFlight(generating=3, building=1, queued=2,
-                                        evaluating={"node 1a2b3c4d (GPUs 0,1)": 1}))
+                                        evaluating={"node 1a2b3c4d (GPUs 0,1)": ["allreduce a1", "allgather a1"]}))
         for i, (model, status, cost) in enumerate([("a", "correct", 0.5), ("b", "failed", 0.25),
                                                    ("a", "correct", 0.5), ("a", "incorrect", 0.0),
                                                    ("b", "implausible", 0.0), ("a", "deferred", 0.0)]):
             clock.t = 10.0 * (i + 1)
-            progress.update(model, status, cost)
+            progress.update(model, status, cost, last=f"{model}/p{i} a1: {status}")
     lines = out.getvalue().splitlines()
     assert len(lines) == 3  # after 2, 4 and 6 cells: quiet in between
-    assert lines[0].startswith("pkb: 2/6 cells (correct 1, failed 1) $0.75; 20s elapsed, ETA 40s")
-    assert "evaluating on node 1a2b3c4d (GPUs 0,1) 1" in lines[0] and "generating 3" in lines[0]
+    assert lines[0].startswith("pkb: 2/6 cells (correct 1, failed 1) $0.75; 20s elapsed, ETA 40s; "
+                               "last: b/p1 a1: failed; in flight: evaluating allreduce a1, allgather a1 "
+                               "on node 1a2b3c4d (GPUs 0,1); generating 3, building 1, queued 2")
     assert "ETA" not in lines[2]  # done
     assert progress.model_lines() == ["  a: 4/4 (correct 2, incorrect 1, deferred 1) $1.00",
                                       "  b: 2/2 (failed 1, implausible 1) $0.25"]
@@ -99,17 +100,26 @@ def test_disabled_progress_prints_nothing():
     assert out.getvalue() == ""
 
 
-def test_before_the_first_cell_the_eta_is_the_measured_rate(monkeypatch):
-    from pkb_ray.driver.progress import SECONDS_PER_CELL, estimate_s
+def test_the_first_eta_is_the_devices_measured_rate_not_the_start_up(monkeypatch):
+    """On GPUs the first cell landed after 35 s of start-up, and `elapsed / done` read 2m20s
+    left for a sweep that ended 12 s later: the device's rate holds until the first wave of
+    evaluators has landed, then the rate since the first cell."""
+    from pkb_ray.driver.progress import estimate_s
 
     clock = Clock()
-    progress = SweepProgress({"a": 12}, interactive=False, out=io.StringIO(), clock=clock,
-                             prior_s_per_cell=SECONDS_PER_CELL["cpu"])
-    assert progress.eta_s() == 12 * SECONDS_PER_CELL["cpu"]
-    clock.t = 30.0
+    progress = SweepProgress({"a": 5}, interactive=False, out=io.StringIO(), clock=clock,
+                             prior_s_per_cell=3.55, evaluators=2)
+    assert progress.eta_s() == 5 * 3.55
+    clock.t = 35.0
     progress.update("a", "correct")
-    assert progress.eta_s() == 30.0 * 11  # then the sweep's own rate
+    clock.t = 35.5
+    progress.update("a", "correct")
+    assert progress.eta_s() == 3 * 3.55  # the first wave of 2 evaluators: still the device's rate
+    clock.t = 42.5
+    progress.update("a", "correct")
+    assert progress.eta_s() == 7.5 / 2 * 2  # then the sweep's own rate since its first cell
     assert estimate_s("cpu", 12) > estimate_s("cpu", 12, evaluators=2) > 0
+    assert estimate_s("cuda", 8, 4, shared=True) > estimate_s("cuda", 8, 4)
 
 
 def test_a_plain_progress_line_fits_the_terminal(monkeypatch):
@@ -117,6 +127,6 @@ def test_a_plain_progress_line_fits_the_terminal(monkeypatch):
     out, clock = io.StringIO(), Clock()
     progress = SweepProgress({"a": 2}, interactive=False, every=1, out=out, clock=clock)
     progress.set_in_flight(InFlight(generating=64, building=16, queued=16,
-                                    evaluating={f"node {i:08x} (GPUs 0,1)": 1 for i in range(4)}))
+                                    evaluating={f"node {i:08x} (GPUs 0,1)": ["allreduce a1"] for i in range(4)}))
     progress.update("a", "correct")
     assert out.getvalue().count("\n") > 1 and max(len(line) for line in out.getvalue().splitlines()) <= 100

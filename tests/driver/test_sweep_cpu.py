@@ -68,6 +68,47 @@ def test_a_dry_run_prints_the_plan_and_writes_nothing(run_sweep_cli, tmp_path):
     assert not (tmp_path / "sweeps").exists() and not (tmp_path / "mlflow.db").exists()
 
 
+def test_a_gpu_sweep_is_planned_and_priced_on_a_cpu_machine_without_keys(tmp_path):
+    """A laptop plans a 40-model GPU sweep before renting GPUs: no key, GPU or Ray node (the
+    cluster address below answers nothing), and the cost and GPU-hours for a stated node."""
+    import os
+    import subprocess
+
+    from pkb_ray.generation.models import api_model_names
+    from tests.driver.conftest import scrubbed_env, sweep_cmd
+
+    env = {k: v for k, v in scrubbed_env().items() if not k.endswith("_API_KEY")}
+    proc = subprocess.run(sweep_cmd("--dry-run", "models=all", "attempts=3", "eval.device=cuda",
+                                    "problems=collectives", "cluster.address=ray://127.0.0.1:1"),
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    n = len(api_model_names())
+    assert f"{n * 5 * 3} cells = {n} models x 5 problems x 3 attempts" in proc.stdout
+    assert f"{n} models planned without an API key set here" in proc.stderr
+    assert "planned for 1 node of 8 x H100 (cluster.nodes, cluster.node_type)" in proc.stdout
+    assert "GPU estimate on 1 x (8 x H100): 4 GPU groups of 2 per node" in proc.stdout
+    assert "GPU-hours rented (8 GPUs)" in proc.stdout and "API estimate: about $" in proc.stdout
+    assert os.listdir(tmp_path) == []  # nothing written: no sweep, no MLflow store
+
+
+def test_commands_with_other_settings_never_share_a_leaderboard(run_sweep_cli, tmp_path):
+    """Without sweep.name each command gets the sweep its settings name: k=1 and k=2 cells
+    never meet in one leaderboard, and each command again answers before Ray starts."""
+    one = ("model=reference", "problems.ids=[allreduce]", "eval.device=cpu")
+    first = run_sweep_cli(*one)
+    second = run_sweep_cli(*one, "attempts=2")
+    assert "0/0 cells" not in second.stderr and "a new sweep, 'reference-cpu-" in second.stderr
+    names = sorted(p.name for p in (tmp_path / "sweeps").iterdir() if not p.name.startswith("."))
+    assert len(names) == 2 and all(n.startswith("reference-cpu-") for n in names), names
+    ks = {n: [row["k"] for row in csv.DictReader(open(tmp_path / "sweeps" / n / "leaderboard.csv"))]
+          for n in names}
+    assert sorted(ks.values()) == [["1"], ["2"]], ks
+    assert f"sweep '{names[0]}'" in first.stderr + second.stderr
+    for command, cells in ((one, 1), ((*one, "attempts=2"), 2)):
+        again = run_sweep_cli(*command)
+        assert f"all {cells} cells done; nothing to run" in again.stderr, again.stderr
+
+
 def test_default_sweep_without_gpu_says_what_it_did(run_sweep_cli, tmp_path):
     proc = run_sweep_cli("problems=smoke", "attempts=1", "sweep.name=nogpu")
     assert "GPU evaluation needs GPU nodes" in proc.stderr

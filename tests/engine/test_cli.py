@@ -88,3 +88,25 @@ def test_sandbox_line_is_calm_and_log_parts_once():
     log = "Trace A rank1\n==== rank0.log ====\nTrace A rank0\n==== rank1.log ====\nTrace B\n"
     assert distinct_log(log) == ("Trace A rank1\n==== rank0.log ==== (the same as above)\n"
                                  "==== rank1.log ====\nTrace B")
+
+
+def test_human_output_fits_100_columns_and_says_which_statistic(capsys, monkeypatch):
+    """Full-precision floats, a TimingEvidence repr and the evidence dict ran to 760
+    characters on one line; the speedup (paired ratios) read as contradicting the medians."""
+    from pkb_ray.engine.cli import _print_human
+    from pkb_ray.records import EvalResult, TimingEvidence
+
+    monkeypatch.setenv("COLUMNS", "100")
+    res = EvalResult(
+        correct=True, message="correct on 5 trials; medians 0.6675 ms vs reference 0.6236 ms",
+        candidate_ms=0.66751234567891234, reference_ms=0.62361234567891234, speedup=1.0112345678901234,
+        speedup_ci_low=0.98123456789, speedup_ci_high=1.0412345678, flags=["guard_off"],
+        timing=TimingEvidence(samples=40, floor_ms=2.8696183821397523,
+                              floor_curve_ms=[[1.0, 2.8696183821397523], [4.0, 2.9709445880931593]] * 4),
+        evidence={"seconds": {f"timing.phase_{i}": 0.1234567 * i for i in range(40)}})
+    _print_human(res, guarded=False, problem="allreduce", candidate="reference.py")
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100, out
+    assert "2.8696183821397523" not in out and "TimingEvidence(" not in out and "2.87" in out
+    assert "1.01 [0.981, 1.04] (the median of the 40 paired per-sample ratios" in out
+    assert "0.6675 (the median of the candidate's own samples)" in out

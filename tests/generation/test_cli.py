@@ -9,13 +9,20 @@ import pytest
 from pkb_ray.cli import main
 
 
-def test_models_list_shows_every_model(capsys):
+def test_models_list_shows_every_model(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    rows = [line for line in out[1:-1] if line]  # between the header and the summary line
-    assert len(rows) >= 43  # >= 40 API models plus expert, reference, openai_compatible
+    rows = [line for line in out if line[:1].isalnum()]  # a model's first line: its name
+    assert len(rows) >= 43 + 2  # >= 40 API models, expert, reference, openai_compatible; header, summary
     opus = next(line for line in rows if line.startswith("opus47 "))
     assert "anthropic/claude-opus-4-7" in opus and "ANTHROPIC_API_KEY" in opus and "25.00" in opus
+    assert max(map(len, out)) <= 100  # the provider and limits are left out, and named
+    assert any(line.startswith("Left out to fit 100 columns: provider") for line in out)
+    monkeypatch.setenv("COLUMNS", "90")  # a long model id wraps after a `/`, never mid-word
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "together_ai/meta-llama/" in out and "Llama-3.3-70B-Instruct-Turbo" in out
 
 
 def test_models_list_marks_which_keys_are_set_without_printing_them(capsys, monkeypatch):
@@ -25,8 +32,8 @@ def test_models_list_marks_which_keys_are_set_without_printing_them(capsys, monk
     out = capsys.readouterr().out
     assert "sk-ant-secret-value-1234" not in out
     lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
-    assert lines["opus47"].endswith("ANTHROPIC_API_KEY (set)")
-    assert lines["gpt55"].endswith("OPENAI_API_KEY (NOT SET)")
+    assert " ANTHROPIC_API_KEY set " in lines["opus47"]
+    assert " OPENAI_API_KEY unset " in lines["gpt55"]
     assert main(["models", "list", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["opus47"]["key_set"] is True and rows["gpt55"]["key_set"] is False

@@ -8,7 +8,7 @@ import yaml
 
 from pkb_ray.problems import ProblemLoadError, load_problem, load_problems
 from pkb_ray.problems import args as tree
-from pkb_ray.problems.coverage import coverage, render
+from pkb_ray.problems.coverage import coverage, rows, summary
 from pkb_ray.problems.memory import ProblemTooLarge, estimate_inputs, require_fits
 from tests.problems.helpers import copy_problem
 
@@ -67,9 +67,9 @@ def test_coverage_counts_only_same_computation(tmp_path):
     assert cov.partial == {3: ["p_three", "p_two"]}
     assert cov.missing == list(range(3, 88))
     assert cov.per_category["collective"] == 3 and cov.short_categories["collective"] == 3
-    text = render(cov)
-    assert "  3 scatter" not in text and "  3 broadcast" in text and "(partial: p_three, p_two)" in text
-    assert "short: collective (3, needs 2 more)" in text
+    third = rows(cov)[2]
+    assert third["upstream"] == "broadcast" and third["covered by"] == "MISSING (partial: p_three, p_two)"
+    assert "short: collective (3, needs 2 more)" in summary(cov)[-1]
 
 
 def test_an_id_cannot_be_both_covered_and_partial(tmp_path):

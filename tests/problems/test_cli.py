@@ -76,4 +76,4 @@ def test_coverage_lists_every_upstream_id_and_the_categories():
     assert cov["short_categories"] == {c: n for c, n in cov["per_category"].items() if n < 5}
     assert (res.returncode == 0) == (not cov["missing"] and not cov["short_categories"])
     text = pkb("problems", "coverage").stdout
-    assert "  1 allreduce" in text and "per category" in text and "covered:" in text
+    assert " 1  allreduce" in text and "per category" in text and "covered:" in text

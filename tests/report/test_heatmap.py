@@ -40,3 +40,14 @@ def test_a_full_sweep_pages_within_bounds_and_keeps_every_problem(tmp_path):
     # A later, smaller report of the same sweep leaves one page, not stale ones beside it.
     assert plot_heatmap(_sweep(2)[:40], tmp_path / "heatmap.png") == [tmp_path / "heatmap.png"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["heatmap.png"]
+
+
+def test_cell_text_reads_on_its_colour():
+    """Black text on the map's dark green (a 4x speedup) was unreadable."""
+    import matplotlib
+
+    from pkb_ray.report.heatmap import text_color
+
+    cmap = matplotlib.colormaps["RdYlGn"]
+    assert text_color(cmap(1.0)) == "white" and text_color(cmap(0.0)) == "white"  # dark green, dark red
+    assert text_color(cmap(0.5)) == "black"  # the pale yellow of 1.0x

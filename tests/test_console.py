@@ -1,6 +1,6 @@
 """Output fitted to a terminal: wrapping and columns left out by priority."""
 
-from pkb_ray.report.fit import fit_columns, wrap
+from pkb_ray.console import fit_columns, wrap
 
 
 def test_wrap_breaks_at_spaces_and_keeps_words_whole():
@@ -21,3 +21,13 @@ def test_columns_are_left_out_least_useful_first_and_never_skipping_a_rank():
     assert kept == cols and dropped == []
     # The first column stays even when it alone is too wide.
     assert fit_columns(cols, rows, (), width=5)[0] == ["model"]
+
+
+def test_readable_rounds_and_leaves_out_what_is_empty():
+    from pkb_ray.console import readable, wrap_cell
+
+    assert readable(0.62361234567891234) == "0.6236" and readable(float("inf")) == "inf"
+    assert readable({"a": 1.23456, "b": None, "c": {"d": [1.0, 2.5]}}) == "a=1.235, c={d=[1, 2.5]}"
+    # A model id breaks after a `/`, a title after a space; a word longer than the width stays whole.
+    assert wrap_cell("together_ai/meta-llama/Llama-3.3-70B", 24) == "together_ai/meta-llama/\nLlama-3.3-70B"
+    assert wrap_cell("All-gather of one tensor", 12) == "All-gather\nof one\ntensor"
