@@ -1,7 +1,8 @@
 """Experiment trackers: mirrors of the sweep's journal (pkb_ray/store), behind one protocol.
 
-Owns the Tracker protocol (tracker.py), its MLflow implementation (mlflow_tracker.py) and
-`pkb ui` (ui.py). May import records, config and report (the leaderboard's curves);
+Owns the Tracker protocol (tracker.py), its MLflow implementation (mlflow_tracker.py), the
+runs view it opens on (runs_view.py) and `pkb ui` (ui.py, its server app ui_app.py, and
+rest.py for what it asks a server). May import records, config and report (the leaderboard's curves);
 the driver imports it. `trackers_for` lives here, above the protocol and every
 implementation, so that the protocol names none of them.
 """
@@ -23,5 +24,7 @@ def trackers_for(cfg: RootConfig, run_params: dict[str, str]) -> list[Tracker]:
     from pkb_ray.tracking.mlflow_tracker import MlflowTracker  # mlflow loads only when enabled
 
     uri = cfg.tracking.uri
-    local = uri.startswith(("sqlite:", "file:")) or "://" not in uri
-    return [MlflowTracker(uri, cfg.sweep.name, Path("mlartifacts") if local else None, run_params)]
+    # A tracking server keeps the artifacts itself (its artifact store, shared by the team);
+    # a store this process writes directly (SQLite, PostgreSQL) keeps them in mlartifacts/.
+    served = uri.startswith(("http://", "https://", "databricks"))
+    return [MlflowTracker(uri, cfg.sweep.name, None if served else Path("mlartifacts"), run_params)]

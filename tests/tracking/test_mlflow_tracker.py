@@ -86,12 +86,15 @@ def test_made_for_comparison_names_view_table_and_heatmap(tmp_path):
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"  # training view
     view = json.loads(exp.tags[VIEW_TAG])
     assert view["searchFilter"] == "tags.`pkb.kind` = 'cell'"  # cells flat, not folded
-    assert "metrics.`speedup`" in view["selectedColumns"] and view["columnOrder"][0] == "params.`model`"
+    assert view["columnOrder"][:3] == ["attributes.`Run Name`", "tags.`status`", "metrics.`speedup`"]
+    assert view["runsPinned"] == [t.parent_id]  # the leaderboard's run on top, whatever the filter
     runs = _cell_runs(uri, "sw")
     assert sorted(r.info.run_name for r in runs) == ["a/allreduce/a1", "b/allreduce/a2"]
     run_a = next(r for r in runs if r.info.run_name == "a/allreduce/a1")
     assert run_a.data.metrics["speedup_ci_low"] == 1.2 and run_a.data.params["category"] == "collective"
+    assert run_a.data.tags["speedup_interval"] == "[1.2, 1.8]"
     parent = client.search_runs([exp.experiment_id], f"tags.`{KIND_TAG}` = 'sweep'")[0]
+    assert parent.info.run_name.startswith("leaderboard ")
     assert parent.data.params["device"] == "cpu" and parent.data.tags["hardware_fingerprint"] == "cpu-test"
     assert parent.data.metrics["a/zeroshot/sig_fast_1_at_k"] == 1.0
     arts = {a.path for a in client.list_artifacts(parent.info.run_id)}
