@@ -91,6 +91,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pkb_ray.config.validate import tracking_uri_errors
+
+    for error in tracking_uri_errors(args.uri):
+        print(f"pkb ui: {error.replace('tracking.uri', '--uri', 1)}", file=sys.stderr)
+        return 2
     if args.uri.startswith(("http://", "https://")):
         return _open_server(args)
     base = f"http://{args.host}:{args.port}"
