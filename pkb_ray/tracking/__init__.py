@@ -12,13 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from pkb_ray.config.schema import RootConfig
+from pkb_ray.tracking.owner import SweepConflict, sweep_id
 from pkb_ray.tracking.tracker import SweepSummary, Tracker
 
-__all__ = ["SweepSummary", "Tracker", "trackers_for"]
+__all__ = ["SweepConflict", "SweepSummary", "Tracker", "trackers_for"]
 
 
 def trackers_for(cfg: RootConfig, run_params: dict[str, str]) -> list[Tracker]:
-    """The trackers this config enables, opened: MLflow when tracking.enabled."""
+    """The trackers this config enables, opened: MLflow when tracking.enabled. Raises
+    SweepConflict when the store's experiment of this name mirrors another sweep directory."""
     if not cfg.tracking.enabled:
         return []
     from pkb_ray.tracking.mlflow_tracker import MlflowTracker  # mlflow loads only when enabled
@@ -27,4 +29,5 @@ def trackers_for(cfg: RootConfig, run_params: dict[str, str]) -> list[Tracker]:
     # A tracking server keeps the artifacts itself (its artifact store, shared by the team);
     # a store this process writes directly (SQLite, PostgreSQL) keeps them in mlartifacts/.
     served = uri.startswith(("http://", "https://", "databricks"))
-    return [MlflowTracker(uri, cfg.sweep.name, None if served else Path("mlartifacts"), run_params)]
+    owner = sweep_id(Path(cfg.sweep.root) / cfg.sweep.name)
+    return [MlflowTracker(uri, cfg.sweep.name, None if served else Path("mlartifacts"), run_params, owner)]

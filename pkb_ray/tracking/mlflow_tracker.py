@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pkb_ray.records import CellResult, to_plain
+from pkb_ray.tracking.owner import OWNER_TAG, SweepConflict, conflict_message
 from pkb_ray.tracking.redact import redact, secret_values
 from pkb_ray.tracking.runs_view import INTERVAL_TAG, KIND_TAG, VIEW_KEY, VIEW_TAG, interval_text, runs_view
 from pkb_ray.tracking.tracker import SweepSummary
@@ -136,14 +137,17 @@ class MlflowTracker:
     """The Tracker protocol (tracking/tracker.py) on MLflow."""
 
     def __init__(self, uri: str, experiment: str, artifact_root: Path | None,
-                 run_params: dict[str, str]):
+                 run_params: dict[str, str], owner: str | None = None):
         """`artifact_root`: where a new experiment keeps its artifacts on a local store;
-        None for a tracking server, which chooses."""
+        None for a tracking server, which chooses. `owner`: the sweep directory's id
+        (owner.py); raises SweepConflict when the experiment mirrors another one."""
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.experiment_id = self._open_experiment(experiment, artifact_root)
+        if owner is not None:
+            self._claim(experiment, owner)
         self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, TRAINING_KIND)
         self._close_stale_parents()
         self.parent_id = self.client.create_run(
@@ -176,6 +180,16 @@ class MlflowTracker:
         if exp.lifecycle_stage == "deleted":
             self.client.restore_experiment(exp.experiment_id)
         return exp.experiment_id
+
+    def _claim(self, experiment: str, owner: str) -> None:
+        """Tag the experiment with `owner`, or refuse when another sweep directory holds it.
+        Read back after writing: of two first runs at once, the one that lost is refused."""
+        held = self.client.get_experiment(self.experiment_id).tags.get(OWNER_TAG)
+        if held is None:  # a new experiment, or one made before experiments had owners
+            self.client.set_experiment_tag(self.experiment_id, OWNER_TAG, owner)
+            held = self.client.get_experiment(self.experiment_id).tags.get(OWNER_TAG)
+        if held != owner:
+            raise SweepConflict(conflict_message(experiment, self.uri, held or "", owner))
 
     # -- reconciliation ------------------------------------------------------------
     def _close_stale_parents(self) -> None:

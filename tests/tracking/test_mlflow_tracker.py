@@ -117,3 +117,25 @@ def test_curves_over_steps_are_logged_under_their_mode(tmp_path):
                for key in ("a/agent/pass_at_turn", "a/tools/submitted_at_step")}
     assert sorted(history["a/agent/pass_at_turn"]) == [(1, 0.0), (2, 1.0)]
     assert sorted(history["a/tools/submitted_at_step"]) == [(1, 0.0), (2, 0.5), (3, 1.0)]
+
+
+def test_an_experiment_mirrors_one_sweep_directory(tmp_path):
+    """On a shared store, a sweep of the same name from another directory would soft-delete
+    this one's runs (not in its journal): it is refused before it writes anything."""
+    import pytest
+
+    from pkb_ray.tracking.owner import OWNER_TAG, SweepConflict, sweep_id
+
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    legacy = MlflowTracker(uri, "sw", tmp_path / "art", {})  # made before experiments had owners
+    legacy.log_cell(make_result(problem="p0"))
+    legacy.close()
+    mine, theirs = sweep_id(tmp_path / "a" / "sw"), sweep_id(tmp_path / "b" / "sw")
+    assert mine == sweep_id(tmp_path / "a" / "sw") and mine != theirs  # kept in the directory
+    MlflowTracker(uri, "sw", tmp_path / "art", {}, owner=mine).close()  # adopts it
+    with pytest.raises(SweepConflict, match="mirrors another sweep directory"):
+        MlflowTracker(uri, "sw", tmp_path / "art", {}, owner=theirs)
+    MlflowTracker(uri, "sw", tmp_path / "art", {}, owner=mine).close()
+    client = MlflowClient(tracking_uri=uri)
+    assert client.get_experiment_by_name("sw").tags[OWNER_TAG] == mine
+    assert len(_cell_runs(uri, "sw")) == 1

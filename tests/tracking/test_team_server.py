@@ -2,8 +2,9 @@
 
 Two sweeps write into one database at once, one through the tracking server
 (`tracking.uri=http://...`), one straight into PostgreSQL (`tracking.uri=postgresql://...`).
-The first is SIGKILLed mid-sweep and re-run. Then every journal cell is in MLflow exactly
-once, complete, with its artifacts; `pkb ui --uri` opens the server's sweeps; and the
+The first is SIGKILLed mid-sweep and re-run; a third person's sweep of the second one's
+name is refused. Then every journal cell is in MLflow exactly once, complete, with its
+artifacts; `pkb ui --uri` opens the server's sweeps; and the
 database password, given only in PGPASSWORD, is nowhere in a run, an artifact or a sweep's
 files. A password inside tracking.uri is refused before anything runs.
 
@@ -95,6 +96,14 @@ def test_two_sweeps_into_postgres_through_a_tracking_server_survive_a_kill(ray_h
                                capture_output=True, text=True, timeout=400)
         assert rerun.returncode == 0, rerun.stdout + rerun.stderr
         assert f"{recorded_before} already recorded" in rerun.stderr
+
+        # A third person's sweep of bob's name, from another directory, is refused: it would
+        # delete bob's runs as not in its own journal.
+        carol_dir = tmp_path / "carol"
+        carol_dir.mkdir()
+        carol = subprocess.run(sweep_cmd(*SETTINGS, *BESIDE, *cluster, f"tracking.uri={server.url}"),
+                               cwd=carol_dir, env=scrubbed_env(), capture_output=True, text=True, timeout=400)
+        assert carol.returncode != 0 and "mirrors another sweep directory" in carol.stderr, carol.stderr
 
         client = MlflowClient(tracking_uri=server.url)
         for workdir, sweep, cells in ((killed_dir, "team_killed", 4), (beside_dir, "team_beside", 1)):
