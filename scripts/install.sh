@@ -18,7 +18,7 @@ here=$(cd pkb_ray && pwd -P)
 # Asked from / : from here, the checkout's own directory would shadow the installed one.
 there=$(cd / && "$PY" -c 'import os, pkb_ray; print(os.path.realpath(os.path.dirname(pkb_ray.__file__)))' 2>/dev/null || true)
 if [ "$here" != "$there" ] \
-   || ! "$PY" -c 'import ray, mlflow, litellm, hydra, rich, matplotlib, scipy, pytest, pytest_timeout, selenium, psycopg' 2>/dev/null; then
+   || ! "$PY" -c 'import ray, mlflow, litellm, hydra, rich, matplotlib, scipy, pytest, pytest_timeout, selenium, psycopg, flask_wtf' 2>/dev/null; then
   "$PY" -m pip install -q -e '.[test]'
 fi
 # The candidates' sandbox (pkb_ray/engine/sandbox.py): bubblewrap, and a user of its own.

@@ -109,6 +109,22 @@ def postgres() -> Iterator[Postgres]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _start(cmd: list[str], env: dict[str, str], workdir: Path, log_path: Path) -> subprocess.Popen:
+    with open(log_path, "w") as log:
+        return subprocess.Popen(cmd, env=env, cwd=workdir, start_new_session=True, stdout=log,
+                                stderr=subprocess.STDOUT)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, 15)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+
+
 @dataclass(frozen=True)
 class TrackingServer:
     url: str
@@ -131,9 +147,7 @@ def tracking_server(pg: Postgres, workdir: Path, env: dict[str, str]) -> Iterato
            "--artifacts-destination", artifacts.as_uri(), "--host", "127.0.0.1", "--port", str(port),
            "--workers", "1", *(["--app-name", "pkb"] if app_registered() else []),
            "--uvicorn-opts", "--no-access-log --log-level warning"]
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, env=server_env({**env, "PGPASSWORD": pg.password}), cwd=workdir,
-                                start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
+    proc = _start(cmd, server_env({**env, "PGPASSWORD": pg.password}), workdir, log_path)
     url = f"http://127.0.0.1:{port}"
     try:
         try:
@@ -142,10 +156,47 @@ def tracking_server(pg: Postgres, workdir: Path, env: dict[str, str]) -> Iterato
             raise AssertionError(f"{exc}\n{log_path.read_text()[-3000:]}") from None
         yield TrackingServer(url, artifacts, log_path)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 15)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+        _stop(proc)
+
+
+@contextlib.contextmanager
+def auth_server(workdir: Path, env: dict[str, str], user: str, password: str) -> Iterator[str]:
+    """`mlflow server --app-name basic-auth` (MLflow's own login, `mlflow[auth]`) on SQLite,
+    whose one user is `user` with `password`; yields its URL. Up means it answers 401."""
+    pytest.importorskip("flask_wtf", reason="no Flask-WTF for MLflow's basic auth (pip install 'mlflow[auth]')")
+    from pkb_ray.tracking.ui import server_env
+
+    port = _free_port()
+    ini = workdir / "basic_auth.ini"
+    ini.write_text("[mlflow]\ndefault_permission = READ\n"
+                   f"database_uri = sqlite:///{workdir / 'auth.db'}\nadmin_username = {user}\n"
+                   "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n")
+    cmd = [sys.executable, "-m", "mlflow", "server", "--app-name", "basic-auth",
+           "--backend-store-uri", f"sqlite:///{workdir / 'auth-store.db'}",
+           "--artifacts-destination", (workdir / "auth-artifacts").as_uri(),
+           "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+           "--uvicorn-opts", "--no-access-log --log-level warning"]
+    log_path = workdir / "auth-server.log"
+    proc = _start(cmd, server_env({**env, "MLFLOW_AUTH_CONFIG_PATH": str(ini), "MLFLOW_AUTH_ADMIN_PASSWORD": password,
+                                   "MLFLOW_FLASK_SERVER_SECRET_KEY": secrets.token_hex(16)}), workdir, log_path)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        import urllib.error
+        import urllib.request
+
+        deadline = time.monotonic() + START_LIMIT_S
+        while True:
+            try:
+                urllib.request.urlopen(url + "/", timeout=2).close()
+                raise AssertionError(f"{url} answered without credentials")
+            except urllib.error.HTTPError as exc:
+                if exc.code == 401:
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("the auth server did not start:\n" + log_path.read_text()[-3000:])
+            time.sleep(0.3)
+        yield url
+    finally:
+        _stop(proc)

@@ -158,3 +158,41 @@ def test_two_sweeps_into_postgres_through_a_tracking_server_survive_a_kill(ray_h
             with urllib.request.urlopen(url, timeout=30) as page:
                 assert page.status == 200
         print(f"team tracking: {time.monotonic() - t0:.0f} s, {recorded_before} of 4 cells before the kill")
+
+
+def test_a_server_behind_auth_takes_credentials_from_the_environment(tmp_path, monkeypatch):
+    """MLflow's own login (basic auth) in front of the server: the tracker and `pkb ui --uri`
+    get in with MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD from the environment,
+    `pkb ui` without them says the server refused, and the password is in no run."""
+    from mlflow.tracking import MlflowClient
+
+    from pkb_ray.tracking.mlflow_tracker import MlflowTracker
+    from tests.helpers import make_result
+    from tests.tracking.services import auth_server
+
+    user, password = "pkb-admin", "pw-" + "x7Kq2mZ9vR4tLs8"
+    with auth_server(tmp_path, scrubbed_env(), user, password) as url:
+        monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", user)
+        monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", password)
+        monkeypatch.setenv("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+        leaky = make_result("reference", "allreduce")
+        leaky.generation.response = f"a model that echoed the password {password} back"
+        tracker = MlflowTracker(url, "team_auth", None, {"device": "cpu", "note": f"pw {password}"}, owner="a1")
+        tracker.log_cell(leaky)
+        tracker.close()
+        client = MlflowClient(tracking_uri=url)
+        exp = client.get_experiment_by_name("team_auth")
+        runs = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'cell'")
+        assert len(runs) == 1 and runs[0].data.tags["pkb.complete"] == "true"
+        assert password not in _everything_logged(client, exp.experiment_id, tmp_path / "all")
+
+        ui = [sys.executable, "-m", "pkb_ray.cli", "ui", "--uri", url, "--no-browser", "--start-timeout-s", "30"]
+        allowed = subprocess.run(ui, cwd=tmp_path, env=scrubbed_env(MLFLOW_TRACKING_USERNAME=user,
+                                                                    MLFLOW_TRACKING_PASSWORD=password),
+                                 capture_output=True, text=True, timeout=120)
+        assert allowed.returncode == 0, allowed.stderr
+        assert allowed.stdout.startswith(f"pkb ui: open {url}/#/experiments/{exp.experiment_id}/runs")
+        assert "'team_auth': 1 cell under its leaderboard, 2 runs" in allowed.stdout
+        assert "does not serve pkb's page" in allowed.stdout  # the auth app is MLflow's, not pkb's
+        refused = subprocess.run(ui, cwd=tmp_path, env=scrubbed_env(), capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 1 and "refused the credentials (HTTP 401)" in refused.stderr, refused.stderr
