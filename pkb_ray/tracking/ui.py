@@ -124,7 +124,7 @@ def _run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1
         newest = _print_sweeps(base, with_app)
-        print(f"pkb ui: MLflow up in {took:.1f} s on store {args.uri}; Ctrl-C stops it; server log {log_path}",
+        print(f"pkb ui: MLflow up in {took:.1f} s on {args.uri}; Ctrl-C stops it (log {log_path})",
               flush=True)
         if newest and args.browser and _has_display():
             import webbrowser
@@ -148,8 +148,8 @@ def _open_server(args: argparse.Namespace) -> int:
     with_app = serves_open_page(base)
     newest = _print_sweeps(base, with_app)
     if not with_app:
-        print("pkb ui: this server does not serve pkb's page, so MLflow shows a shared-view banner over "
-              "the sweep; run it as `mlflow server --app-name pkb ...` with pkb_ray installed", flush=True)
+        print("pkb ui: this server does not serve pkb's page, so MLflow shows a shared-view banner;\n"
+              "  run it as `mlflow server --app-name pkb ...` with pkb_ray installed there", flush=True)
     if newest and args.browser and _has_display():
         import webbrowser
 
@@ -170,9 +170,12 @@ def _print_sweeps(base: str, with_app: bool) -> str | None:
     n = cell_run_count(base, sweeps[0]["experiment_id"])
     runs = n + len(pinned_runs(sweeps[0]))  # MLflow counts the pinned leaderboard run too
     page = RUNS_PAGE if with_app else UI_RUNS_PAGE
-    more = f"; MLflow loads {page} at a time: 'Load more' shows the rest" if runs > page else ""
-    print(f"pkb ui: open {newest}  (the newest sweep, {sweeps[0]['name']!r}: {n} cell{'s' if n != 1 else ''} "
-          f"under its leaderboard, {runs} run{'s' if runs != 1 else ''}{more})", flush=True)
+    # Short lines: the URL alone on the first (a terminal makes it one click), the rest below.
+    print(f"pkb ui: open {newest}", flush=True)
+    print(f"  the newest sweep, {sweeps[0]['name']!r}: {n} cell{'s' if n != 1 else ''} under its leaderboard "
+          f"({runs} run{'s' if runs != 1 else ''})", flush=True)
+    if runs > page:
+        print(f"  MLflow loads {page} runs at a time: 'Load more' shows the rest", flush=True)
     for e in sweeps[1:]:
         print(f"  sweep {e['name']}: {open_url(base, e['experiment_id'], with_app)}", flush=True)
     return newest

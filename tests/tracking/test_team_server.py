@@ -153,7 +153,7 @@ def test_two_sweeps_into_postgres_through_a_tracking_server_survive_a_kill(ray_h
         urls = [line.split()[3] if line.startswith("pkb ui: open ") else line.split()[-1]
                 for line in lines if server.url in line]
         assert len(urls) == 2, ui.stdout
-        assert "'team_killed': 4 cells" in ui.stdout or "sweep team_killed: " in ui.stdout
+        assert "'team_killed': 4 cells under its leaderboard" in ui.stdout or "sweep team_killed: " in ui.stdout
         for url in urls:
             with urllib.request.urlopen(url, timeout=30) as page:
                 assert page.status == 200
@@ -192,7 +192,7 @@ def test_a_server_behind_auth_takes_credentials_from_the_environment(tmp_path, m
                                  capture_output=True, text=True, timeout=120)
         assert allowed.returncode == 0, allowed.stderr
         assert allowed.stdout.startswith(f"pkb ui: open {url}/#/experiments/{exp.experiment_id}/runs")
-        assert "'team_auth': 1 cell under its leaderboard, 2 runs" in allowed.stdout
+        assert "'team_auth': 1 cell under its leaderboard (2 runs)" in allowed.stdout
         assert "does not serve pkb's page" in allowed.stdout  # the auth app is MLflow's, not pkb's
         refused = subprocess.run(ui, cwd=tmp_path, env=scrubbed_env(), capture_output=True, text=True, timeout=120)
         assert refused.returncode == 1 and "refused the credentials (HTTP 401)" in refused.stderr, refused.stderr

@@ -54,7 +54,7 @@ def test_pkb_ui_serves_the_runs_page_offline(tmp_path):
         assert opened.startswith("pkb ui: open "), opened
         url = opened.split()[3]
         # The journal's count, the leaderboard's pinned run beside it, and no "Load more".
-        assert f"'sw': {RUNS} cells under its leaderboard, {RUNS + 1} runs)" in opened
+        assert f"'sw': {RUNS} cells under its leaderboard ({RUNS + 1} runs)" in proc.stdout.readline()
         assert "MLflow up in" in proc.stdout.readline()
         base = f"http://127.0.0.1:{port}"
         assert url.startswith(base + "/pkb/open?experiment=")

@@ -134,7 +134,7 @@ def test_pkb_ui_opens_on_the_sweep_view_in_a_browser(tmp_path):
         assert opened.startswith("pkb ui: open http://") and "/pkb/open?experiment=" in opened, opened
         url = opened.split()[3]
         runs = len(recorded) + 1  # the cells and the leaderboard's run, pinned above them
-        assert f"'browser_sweep': {len(recorded)} cells under its leaderboard, {runs} runs)" in opened
+        assert f"'browser_sweep': {len(recorded)} cells under its leaderboard ({runs} runs)" in proc.stdout.readline()
         older = next(line for line in proc.stdout if "sweep big_sweep: " in line)
         # The older sweep first, so that the page checked below is not a first visit.
         _open_and_count(driver, older.split()[-1], BIG_SWEEP + 1)
