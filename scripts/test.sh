@@ -3,5 +3,5 @@
 # GPU tests are marked `gpu` and skip themselves on machines without CUDA.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install.sh
+bash scripts/install.sh --test
 exec python3 -m pytest -q -ra --durations=20 "$@"

@@ -7,6 +7,7 @@ already fails inside Hydra.
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 from pkb_ray.config.schema import RootConfig
 
@@ -79,5 +80,20 @@ def validate(cfg: RootConfig) -> None:
     if cfg.mode.name in ("zeroshot", "tools") and cfg.mode.turns != 1:
         errors.append(f"mode.turns applies to mode=agent only ({cfg.mode.name} makes one "
                       + ("turn)" if cfg.mode.name == "zeroshot" else "episode per cell: see mode.tools.limits)"))
+    errors += tracking_uri_errors(cfg.tracking.uri)
     if errors:
         raise ConfigError("invalid config:\n  " + "\n  ".join(errors))
+
+
+def tracking_uri_errors(uri: str) -> list[str]:
+    """A password inside tracking.uri would be written to the sweep's config.yaml, printed in
+    every hint that names the store, and seen in `ps`: it comes from the environment instead.
+    The message leaves the URI out, so as not to print the password either."""
+    try:
+        password = urlsplit(uri).password
+    except ValueError:
+        return []
+    if not password:
+        return []
+    return ["tracking.uri holds a password: put it in the environment instead\n    (PGPASSWORD "
+            "for postgresql://, MLFLOW_TRACKING_USERNAME and _PASSWORD for http(s)://)"]

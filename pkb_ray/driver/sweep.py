@@ -47,7 +47,7 @@ from pkb_ray.generation.device import DeviceDecision
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
 from pkb_ray.store.harness_tries import HarnessTries
-from pkb_ray.tracking import SweepSummary, Tracker, trackers_for
+from pkb_ray.tracking import SweepConflict, SweepSummary, Tracker, trackers_for
 
 # MLflow logs its database set-up at INFO ("Creating initial MLflow database tables...") on
 # every new store: library chatter in a newcomer's first output. Warnings still show.
@@ -288,7 +288,10 @@ class Sweep:
                 say(f"pkb: {note}")
             for line in plan.header():
                 say(line)
-            self.trackers = trackers_for(cfg, self._run_params())
+            try:
+                self.trackers = trackers_for(cfg, self._run_params())
+            except SweepConflict as exc:  # another directory's sweep of this name, on a shared store
+                raise refuse(f"pkb: {exc}") from None
             for tracker in self.trackers:
                 relogged = tracker.reconcile(self._current(), fresh=cfg.sweep.fresh)
                 if relogged:

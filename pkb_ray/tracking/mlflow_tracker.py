@@ -3,11 +3,14 @@ run per cell.
 
 Made for comparing: the experiment opens in MLflow's model-training view
 (`mlflow.experimentKind`), cell runs are named `model/problem/aN` with their settings as
-params and their figures as metrics, and the experiment holds a saved view of the runs
-table (`pkb ui` opens it) that lists cells only, flat, with model, problem, status, failure
-class, speedup and its interval, roofline fraction and cost as columns. The parent run
-holds the sweep's settings, its leaderboard files, a model x problem heatmap and one
-table of every cell (`mlflow.log_table`).
+params and their figures as metrics, and the experiment holds the view of the runs table
+that `pkb ui` opens (runs_view.py: cells flat, the comparison's columns first, the newest
+parent run pinned on top). The parent run holds the sweep's settings, its leaderboard files,
+a model x problem heatmap and one table of every cell (`mlflow.log_table`).
+
+The store is a local one (SQLite or a database URI, artifacts in a local folder) or an
+MLflow tracking server (`http(s)://`), which keeps the artifacts itself; credentials for
+either come from the environment (config/validate.py refuses a password in the URI).
 
 The driver is the only writer. Child runs are written by one background thread so the
 pipeline never waits on SQLite (about 39 ms per child run with five text artifacts,
@@ -28,12 +31,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pkb_ray.records import CellResult, to_plain
+from pkb_ray.tracking.owner import OWNER_TAG, SweepConflict, conflict_message
 from pkb_ray.tracking.redact import redact, secret_values
+from pkb_ray.tracking.runs_view import INTERVAL_TAG, KIND_TAG, VIEW_KEY, VIEW_TAG, interval_text, runs_view
 from pkb_ray.tracking.tracker import SweepSummary
 
 log = logging.getLogger(__name__)
 
-KIND_TAG = "pkb.kind"
 CELL_TAG = "pkb.cell_id"
 RECORD_TAG = "pkb.record_id"
 COMPLETE_TAG = "pkb.complete"
@@ -41,10 +45,10 @@ PARENT_TAG = "mlflow.parentRunId"
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 TRAINING_KIND = "custom_model_development"
 """MLflow 3's UI opens such an experiment on its runs table, not the GenAI overview."""
-VIEW_KEY = "pkb"
-"""`?viewStateShareKey=pkb` opens the saved runs-table view below."""
-VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
 CELLS_TABLE = "cells_table.json"
+
+__all__ = ["CELL_TAG", "COMPLETE_TAG", "KIND_TAG", "MlflowTracker", "RECORD_TAG", "VIEW_KEY", "VIEW_TAG",
+           "cell_artifacts", "cell_metrics", "cell_params", "parent_run_name", "run_name", "runs_view"]
 
 _STOP = object()
 
@@ -53,6 +57,11 @@ def run_name(result: CellResult) -> str:
     """`model/problem/aN` (and `/agent` in agent mode): readable in the runs table."""
     name = f"{result.key.model}/{result.key.problem}/a{result.key.attempt}"
     return name if result.key.mode == "zeroshot" else f"{name}/{result.key.mode}"
+
+
+def parent_run_name(when: float) -> str:
+    """What the pinned parent row says: what clicking it opens, and which invocation."""
+    return f"leaderboard {time.strftime('%Y-%m-%d %H:%M', time.localtime(when))}"
 
 
 def cell_params(result: CellResult) -> dict[str, str]:
@@ -128,35 +137,59 @@ class MlflowTracker:
     """The Tracker protocol (tracking/tracker.py) on MLflow."""
 
     def __init__(self, uri: str, experiment: str, artifact_root: Path | None,
-                 run_params: dict[str, str]):
+                 run_params: dict[str, str], owner: str | None = None):
         """`artifact_root`: where a new experiment keeps its artifacts on a local store;
-        None for a tracking server, which chooses."""
+        None for a tracking server, which chooses. `owner`: the sweep directory's id
+        (owner.py); raises SweepConflict when the experiment mirrors another one."""
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
-        exp = self.client.get_experiment_by_name(experiment)
-        if exp is None:
-            location = (Path(artifact_root).resolve() / experiment).as_uri() if artifact_root else None
-            self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
-        else:
-            if exp.lifecycle_stage == "deleted":
-                self.client.restore_experiment(exp.experiment_id)
-            self.experiment_id = exp.experiment_id
+        self.experiment_id = self._open_experiment(experiment, artifact_root)
+        if owner is not None:
+            self._claim(experiment, owner)
         self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, TRAINING_KIND)
-        self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, json.dumps(runs_view()))
         self._close_stale_parents()
         self.parent_id = self.client.create_run(
-            self.experiment_id,
-            run_name=f"sweep {experiment} {time.strftime('%Y-%m-%d %H:%M:%S')}",
-            tags={KIND_TAG: "sweep"},
+            self.experiment_id, run_name=parent_run_name(time.time()), tags={KIND_TAG: "sweep"},
         ).info.run_id
+        self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, json.dumps(runs_view(self.parent_id)))
         self._secrets = secret_values()
         self.client.log_batch(self.parent_id, params=_params(run_params, self._secrets))
         self._queue: queue.Queue = queue.Queue()
         self._errors: list[str] = []
         self._thread = threading.Thread(target=self._writer, name="mlflow-writer", daemon=True)
         self._thread.start()
+
+    def _open_experiment(self, name: str, artifact_root: Path | None) -> str:
+        """The experiment named `name`, made (or restored) when needed. Two drivers that
+        make it at once on a shared server both get the one that won."""
+        from mlflow.exceptions import MlflowException
+
+        exp = self.client.get_experiment_by_name(name)
+        if exp is None:
+            location = (Path(artifact_root).resolve() / name).as_uri() if artifact_root else None
+            try:
+                return self.client.create_experiment(name, artifact_location=location)
+            except MlflowException as exc:
+                if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+                    raise
+                exp = self.client.get_experiment_by_name(name)
+                if exp is None:
+                    raise
+        if exp.lifecycle_stage == "deleted":
+            self.client.restore_experiment(exp.experiment_id)
+        return exp.experiment_id
+
+    def _claim(self, experiment: str, owner: str) -> None:
+        """Tag the experiment with `owner`, or refuse when another sweep directory holds it.
+        Read back after writing: of two first runs at once, the one that lost is refused."""
+        held = self.client.get_experiment(self.experiment_id).tags.get(OWNER_TAG)
+        if held is None:  # a new experiment, or one made before experiments had owners
+            self.client.set_experiment_tag(self.experiment_id, OWNER_TAG, owner)
+            held = self.client.get_experiment(self.experiment_id).tags.get(OWNER_TAG)
+        if held != owner:
+            raise SweepConflict(conflict_message(experiment, self.uri, held or "", owner))
 
     # -- reconciliation ------------------------------------------------------------
     def _close_stale_parents(self) -> None:
@@ -228,6 +261,10 @@ class MlflowTracker:
             "status": result.status.value,
             "failure_class": result.failure.value if result.failure else "none",
         }
+        ev = result.evaluation
+        interval = interval_text(ev.speedup_ci_low, ev.speedup_ci_high) if ev else ""
+        if interval:
+            tags[INTERVAL_TAG] = interval
         run = self.client.create_run(self.experiment_id, tags=tags)
         run_id = run.info.run_id
         ts = int(time.time() * 1000)
@@ -312,41 +349,6 @@ def table_json(cells: dict[str, list]) -> dict[str, Any]:
     """The cells table in the layout `log_table` writes (`columns` + row-major `data`)."""
     names = list(cells)
     return {"columns": names, "data": [list(row) for row in zip(*(cells[n] for n in names))]}
-
-
-def runs_view() -> dict[str, Any]:
-    """The runs-table view `pkb ui` opens (MLflow's shared view state, read from the
-    experiment tag `mlflow.sharedViewState.<key>`): cell runs only, so they list flat
-    instead of folded under their invocation's parent, sorted by problem, with the columns
-    that compare models and problems."""
-    col = lambda group, key: f"{group}.`{key}`"  # noqa: E731: MLflow's column key format
-    # The comparison first: at 1280 px the run name, model, problem, status and speedup fit
-    # on screen (the speedup was off-screen at 1600 px after category and failure class).
-    columns = [
-        col("params", "model"), col("params", "problem"), col("tags", "status"),
-        col("metrics", "speedup"), col("metrics", "speedup_ci_low"),
-        col("metrics", "speedup_ci_high"), col("tags", "failure_class"), col("params", "category"),
-        col("metrics", "roofline_fraction"),
-        col("metrics", "candidate_ms"), col("metrics", "reference_ms"),
-        col("metrics", "cost_usd"), col("params", "device"), col("params", "world_size"),
-        col("params", "hardware_fingerprint"),
-    ]
-    return {
-        "searchFilter": f"tags.`{KIND_TAG}` = 'cell'",
-        "orderByKey": col("params", "problem"),
-        "orderByAsc": True,
-        "startTime": "ALL",
-        "lifecycleFilter": "Active",
-        "datasetsFilter": [],
-        "modelVersionFilter": "All Runs",
-        "selectedColumns": columns,
-        "columnOrder": columns,  # as listed, not grouped by params / tags / metrics
-        "columnWidths": {col("params", "model"): 120, col("params", "problem"): 180,
-                         col("tags", "status"): 100, col("metrics", "speedup"): 100,
-                         col("tags", "failure_class"): 130, col("params", "hardware_fingerprint"): 230},
-        "runListHidden": False,
-        "viewMaximized": False,
-    }
 
 
 def _params(values: dict[str, str], secrets: list[str]) -> list[Any]:

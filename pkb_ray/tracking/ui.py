@@ -5,10 +5,12 @@ server pulls in litellm, whose price-table fetch from GitHub retries inside an i
 (a deadlock, seen in a stack dump). Here the server runs with litellm's local price table
 (LITELLM_LOCAL_MODEL_COST_MAP=True), one worker and no GenAI job runner (MLflow starts 4
 workers and a job runner by default, each importing MLflow: on a 2-core machine that alone
-took 45-52 s to the first HTTP 200, against the 30 s a user or CI waits). It prints the URL
-of each sweep's runs table in the model-training view with the saved `pkb` view, reached
-through ui_app.OPEN_PATH (MLflow's assistant panel would otherwise cover the comparison on a
-browser's first visit; ui_app.py says why).
+took 45-52 s to the first HTTP 200, against the 30 s a user or CI waits).
+
+The first URL it prints is the newest sweep's runs table in the sweep's view, reached through
+ui_app.OPEN_PATH (no shared-view banner, no assistant panel, the leaderboard pinned on top;
+ui_app.py says how); then the other sweeps'. With `--uri http(s)://...` (a team's tracking
+server) it starts nothing and prints the same URLs on that server.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
+from pkb_ray.tracking.rest import cell_run_count, experiments, serves_open_page, wait_until_up
+from pkb_ray.tracking.runs_view import VIEW_KEY, VIEW_TAG
 from pkb_ray.tracking.ui_app import APP_NAME, OPEN_PATH, RUNS_PAGE, UI_RUNS_PAGE, runs_fragment
+
+__all__ = ["app_registered", "experiments", "open_url", "register", "runs_url", "server_command",
+           "server_env", "wait_until_up"]
 
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -58,55 +62,9 @@ def server_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def wait_until_up(base_url: str, timeout_s: float, proc: subprocess.Popen | None = None) -> float:
-    """Seconds until `base_url` answers HTTP 200; raises TimeoutError (or RuntimeError when
-    the server process exits first)."""
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout_s:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"the MLflow server exited with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(base_url + "/", timeout=2) as resp:
-                if resp.status == 200:
-                    return time.monotonic() - t0
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"no HTTP 200 from {base_url} within {timeout_s:g} s")
-
-
-def experiments(base_url: str) -> list[dict]:
-    """The store's experiments (REST, through the server: this process never imports MLflow)."""
-    url = base_url + "/ajax-api/2.0/mlflow/experiments/search?max_results=1000"
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return json.load(resp).get("experiments", [])
-
-
-def cell_run_count(base_url: str, experiment_id: str) -> int:
-    """The sweep's cell runs (REST, paged): the count the journal holds, said beside the URL
-    (MLflow's table says how many it has loaded: ui_app.RUNS_PAGE at a time)."""
-    from pkb_ray.tracking.mlflow_tracker import KIND_TAG
-
-    count, token = 0, None
-    while True:
-        body = {"experiment_ids": [experiment_id], "filter": f"tags.`{KIND_TAG}` = 'cell'",
-                "max_results": 1000, **({"page_token": token} if token else {})}
-        req = urllib.request.Request(base_url + "/ajax-api/2.0/mlflow/runs/search", method="POST",
-                                     data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            page = json.load(resp)
-        count += len(page.get("runs", []))
-        token = page.get("next_page_token")
-        if not token:
-            return count
-
-
 def runs_url(base_url: str, experiment_id: str) -> str:
-    """The experiment's runs table, in the model-training view, with the saved `pkb` view
-    (cells flat, comparison columns; see mlflow_tracker.runs_view)."""
-    from pkb_ray.tracking.mlflow_tracker import VIEW_KEY
-
+    """The experiment's runs table, in the model-training view, with the sweep's view
+    (runs_view.py) as MLflow's shared view: a server without pkb's open page shows it so."""
     return base_url + runs_fragment(experiment_id, VIEW_KEY)
 
 
@@ -121,7 +79,8 @@ def open_url(base_url: str, experiment_id: str, with_app: bool = True) -> str:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ui", help="the MLflow UI on the sweeps' store, offline-safe")
     p.add_argument("--uri", default="sqlite:///mlflow.db",
-                   help="MLflow tracking URI (tracking.uri of the sweeps; default sqlite:///mlflow.db)")
+                   help="tracking.uri of the sweeps (default sqlite:///mlflow.db): a store to serve "
+                        "here, or an MLflow tracking server (http://HOST:PORT) to open")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=5000)
     p.add_argument("--start-timeout-s", type=float, default=120.0,
@@ -132,6 +91,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pkb_ray.config.validate import tracking_uri_errors
+
+    for error in tracking_uri_errors(args.uri):
+        print(f"pkb ui: {error.replace('tracking.uri', '--uri', 1)}", file=sys.stderr)
+        return 2
+    if args.uri.startswith(("http://", "https://")):
+        return _open_server(args)
     base = f"http://{args.host}:{args.port}"
     # The server's own start-up lines (registry URI, security middleware, a Starlette
     # deprecation) go to a log, shown when it fails: the user's screen holds the URL to open.
@@ -140,8 +106,9 @@ def _run(args: argparse.Namespace) -> int:
     # Its own process group, stopped as a whole below: the server's workers are its children.
     with_app = app_registered()
     if not with_app:
-        print("pkb ui: pkb_ray is not installed (pip install -e .): MLflow's assistant panel may "
-              "cover the speedup columns on a first visit; close it once", file=sys.stderr)
+        print("pkb ui: pkb_ray is not installed (pip install -e .): MLflow shows a shared-view banner "
+              "over the sweep, and its assistant panel may cover the speedup columns on a first visit",
+              file=sys.stderr)
     proc = subprocess.Popen(server_command(args.uri, args.host, args.port, with_app), env=server_env(),
                             start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
     log.close()
@@ -156,32 +123,71 @@ def _run(args: argparse.Namespace) -> int:
             print(f"pkb ui: {exc}; the server's log ({log_path}) ends:\n  " + "\n  ".join(tail),
                   file=sys.stderr)
             return 1
-        print(f"pkb ui: MLflow UI at {base} (store {args.uri}; up in {took:.1f} s; Ctrl-C stops it; "
-              f"server log {log_path})", flush=True)
-        sweeps = sorted((e for e in experiments(base) if e.get("name") != "Default"),
-                        key=lambda e: -int(e.get("last_update_time", 0)))
-        if not sweeps:
-            print("  no sweep recorded in this store yet", flush=True)
-        else:
-            # MLflow's own home page is its GenAI overview, not the runs: open the newest
-            # sweep's runs table in the pkb view (cells flat, the comparison columns first).
-            newest = open_url(base, sweeps[0]["experiment_id"], with_app)
-            n = cell_run_count(base, sweeps[0]["experiment_id"])
-            page = RUNS_PAGE if with_app else UI_RUNS_PAGE
-            more = f"; MLflow loads {page} at a time: 'Load more' shows the rest" if n > page else ""
-            print(f"pkb ui: open {newest}  (the newest sweep, {sweeps[0]['name']!r}: {n} run{'s' if n != 1 else ''}, "
-                  f"one per cell{more})", flush=True)
-            for e in sweeps[1:]:
-                print(f"  sweep {e['name']}: {open_url(base, e['experiment_id'], with_app)}", flush=True)
-            if args.browser and _has_display():
-                import webbrowser
+        newest = _print_sweeps(base, with_app)
+        print(f"pkb ui: MLflow up in {took:.1f} s on {args.uri}; Ctrl-C stops it (log {log_path})",
+              flush=True)
+        if newest and args.browser and _has_display():
+            import webbrowser
 
-                webbrowser.open(newest)
+            webbrowser.open(newest)
         return proc.wait()
     except KeyboardInterrupt:
         return 0
     finally:
         _stop_group(proc)
+
+
+def _open_server(args: argparse.Namespace) -> int:
+    """A tracking server that runs elsewhere (a team's): nothing to start, its sweeps to open."""
+    base = args.uri.rstrip("/")
+    try:
+        wait_until_up(base, args.start_timeout_s)
+    except (TimeoutError, RuntimeError) as exc:
+        print(f"pkb ui: {exc}", file=sys.stderr)
+        return 1
+    with_app = serves_open_page(base)
+    newest = _print_sweeps(base, with_app)
+    if not with_app:
+        print("pkb ui: this server does not serve pkb's page, so MLflow shows a shared-view banner;\n"
+              "  run it as `mlflow server --app-name pkb ...` with pkb_ray installed there", flush=True)
+    if newest and args.browser and _has_display():
+        import webbrowser
+
+        webbrowser.open(newest)
+    return 0
+
+
+def _print_sweeps(base: str, with_app: bool) -> str | None:
+    """Print the URL of each sweep's runs, the newest first; returns the newest's."""
+    sweeps = sorted((e for e in experiments(base) if e.get("name") != "Default"),
+                    key=lambda e: -int(e.get("last_update_time", 0)))
+    if not sweeps:
+        print(f"pkb ui: no sweep recorded in this store yet (MLflow at {base})", flush=True)
+        return None
+    # MLflow's own home page is its GenAI overview, not the runs: the first URL is the newest
+    # sweep's runs table in its view (cells flat, the comparison's columns first).
+    newest = open_url(base, sweeps[0]["experiment_id"], with_app)
+    n = cell_run_count(base, sweeps[0]["experiment_id"])
+    runs = n + len(pinned_runs(sweeps[0]))  # MLflow counts the pinned leaderboard run too
+    page = RUNS_PAGE if with_app else UI_RUNS_PAGE
+    # Short lines: the URL alone on the first (a terminal makes it one click), the rest below.
+    print(f"pkb ui: open {newest}", flush=True)
+    print(f"  the newest sweep, {sweeps[0]['name']!r}: {n} cell{'s' if n != 1 else ''} under its leaderboard "
+          f"({runs} run{'s' if runs != 1 else ''})", flush=True)
+    if runs > page:
+        print(f"  MLflow loads {page} runs at a time: 'Load more' shows the rest", flush=True)
+    for e in sweeps[1:]:
+        print(f"  sweep {e['name']}: {open_url(base, e['experiment_id'], with_app)}", flush=True)
+    return newest
+
+
+def pinned_runs(experiment: dict) -> list[str]:
+    """The runs the experiment's view pins (its newest leaderboard run), from its REST record."""
+    tags = {t.get("key"): t.get("value") for t in experiment.get("tags", [])}
+    try:
+        return list(json.loads(tags.get(VIEW_TAG) or "{}").get("runsPinned", []))
+    except (ValueError, AttributeError):
+        return []
 
 
 def _has_display() -> bool:

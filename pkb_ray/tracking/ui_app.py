@@ -1,12 +1,17 @@
 """The server `pkb ui` runs: MLflow's own app, with one page of ours in front of it.
 
-MLflow 3.17 opens its assistant panel (330 px of a 1280 px window) on a browser's first
-visit to a server on localhost, which pushed the comparison's status and speedup columns off
-screen (benchmarks/results/newcomer_2026-11-25). No server setting turns it off: the UI
-remembers in the browser's localStorage that it has opened it once. `OPEN_PATH` is a page on
-the server's own origin (localStorage is per origin) that records that, as a user closing the
-panel would, and goes on to a sweep's runs table. The user can still open the assistant from
-its button; a browser that already has the key keeps its own choice.
+`OPEN_PATH` is the page `pkb ui` says to open. On the server's own origin (localStorage is
+per origin) it copies the sweep's view (runs_view.py, kept in an experiment tag) into the
+browser's saved view of that experiment and goes on to the runs table: the sweep opens in
+its view with the leaderboard pinned on top, and with no "You're viewing a shared view"
+banner, which MLflow shows over any view opened by `?viewStateShareKey=`. A browser keeps
+its own changes to the view (columns moved, resized) until pkb's layout itself changes; a
+new invocation only moves the pin to its own parent run.
+
+The same page records that MLflow's assistant panel has been opened once. MLflow 3.17 opens
+it on a browser's first visit to a server on localhost, 330 px of a 1280 px window over the
+comparison's columns, and no server setting turns that off; the user can still open it from
+its button, and a browser that already has the key keeps its own choice.
 
 MLflow's runs table also asks the server for 100 runs at a time and says "100 matching runs"
 of a sweep of 107 until "Load more" is clicked. `widen_runs_page` asks for RUNS_PAGE instead
@@ -24,11 +29,19 @@ import re
 from typing import Any, Awaitable, Callable
 
 OPEN_PATH = "/pkb/open"
+EXPERIMENT_GET = "/ajax-api/2.0/mlflow/experiments/get"
 APP_NAME = "pkb"
 ASSISTANT_OPENED_KEY = "mlflow.assistant.fab.autoOpenedOnFirstLoad_v1"
 """The UI's record that it auto-opened the assistant once (its useLocalStorage hook stores
 `<key>_v<version>` as JSON). Read from MLflow 3.17.2's bundle; the browser test
 (tests/tracking/test_ui_browser.py) fails if a new MLflow renames it."""
+
+SAVED_VIEW_KEY = "MLflowLocalStorage-1.1-ExperimentPage-{ids}-ReactComponentState"
+"""Where MLflow 3.17.2's UI keeps its saved view of an experiment page (LocalStorageUtils,
+version 1.1; `{ids}` is the JSON list of the page's experiment ids). The browser test
+fails if a new MLflow moves it: the page would then open with MLflow's default columns."""
+LAYOUT_MARK_KEY = "pkb.viewLayout.{id}"
+"""What pkb last wrote there: the view less its pin, to tell pkb's changes from the user's."""
 
 UI_RUNS_PAGE = 100
 """What MLflow 3.17's runs table asks for per page (max_results of runs/search)."""
@@ -48,15 +61,42 @@ def runs_fragment(experiment_id: str, view_key: str) -> str:
 
 
 def open_page(experiment_id: str, view_key: str) -> str:
-    target = runs_fragment(experiment_id, view_key)
+    """The page that puts the sweep's view in place and goes on to its runs table (the
+    shared-view link where the experiment has no view tag or the request fails)."""
+    shared = runs_fragment(experiment_id, view_key)
+    plain = shared.split("&viewStateShareKey=")[0]
+    js = {
+        "id": experiment_id,
+        "assistant": ASSISTANT_OPENED_KEY,
+        "api": f"{EXPERIMENT_GET}?experiment_id={experiment_id}",
+        "tag": f"mlflow.sharedViewState.{view_key}",
+        "state": SAVED_VIEW_KEY.format(ids=json.dumps([experiment_id])),
+        "mark": LAYOUT_MARK_KEY.format(id=experiment_id),
+        "plain": plain,
+        "shared": shared,
+    }
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>pkb ui</title></head><body>"
         "<script>"
-        f"try {{ if (localStorage.getItem({json.dumps(ASSISTANT_OPENED_KEY)}) === null)"
-        f" localStorage.setItem({json.dumps(ASSISTANT_OPENED_KEY)}, 'true'); }} catch (e) {{}}"
-        f"location.replace({json.dumps(target)});"
+        f"const P = {json.dumps(js)};"
+        "const S = window.localStorage;"
+        "try { if (S.getItem(P.assistant) === null) S.setItem(P.assistant, 'true'); } catch (e) {}"
+        "fetch(P.api, {credentials: 'same-origin'})"
+        ".then(r => { if (!r.ok) throw new Error(r.status); return r.json(); })"
+        ".then(body => {"
+        " const tag = (body.experiment.tags || []).find(t => t.key === P.tag);"
+        " if (!tag) throw new Error('no view');"
+        " const view = JSON.parse(tag.value);"
+        " const layout = JSON.stringify({...view, runsPinned: []});"
+        " const saved = S.getItem(P.state);"
+        " if (saved === null || S.getItem(P.mark) !== layout) { S.setItem(P.state, tag.value); }"
+        " else { S.setItem(P.state, JSON.stringify({...JSON.parse(saved), runsPinned: view.runsPinned})); }"
+        " S.setItem(P.mark, layout);"
+        " location.replace(P.plain);"
+        "})"
+        ".catch(() => location.replace(P.shared));"
         "</script>"
-        f"<noscript><a href='{html.escape(target, quote=True)}'>the sweep's runs</a></noscript>"
+        f"<noscript><a href='{html.escape(shared, quote=True)}'>the sweep's runs</a></noscript>"
         "</body></html>")
 
 
@@ -69,7 +109,7 @@ def create_app() -> Asgi:
 
     from mlflow.server.fastapi_app import app as mlflow_app
 
-    from pkb_ray.tracking.mlflow_tracker import VIEW_KEY
+    from pkb_ray.tracking.runs_view import VIEW_KEY
 
     async def app(scope: dict, receive: Any, send: Any) -> None:
         if scope.get("type") == "http" and scope.get("method") == "POST" and scope.get("path") in RUNS_SEARCH_PATHS:

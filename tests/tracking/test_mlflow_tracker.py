@@ -86,12 +86,15 @@ def test_made_for_comparison_names_view_table_and_heatmap(tmp_path):
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"  # training view
     view = json.loads(exp.tags[VIEW_TAG])
     assert view["searchFilter"] == "tags.`pkb.kind` = 'cell'"  # cells flat, not folded
-    assert "metrics.`speedup`" in view["selectedColumns"] and view["columnOrder"][0] == "params.`model`"
+    assert view["columnOrder"][:3] == ["attributes.`Run Name`", "tags.`status`", "metrics.`speedup`"]
+    assert view["runsPinned"] == [t.parent_id]  # the leaderboard's run on top, whatever the filter
     runs = _cell_runs(uri, "sw")
     assert sorted(r.info.run_name for r in runs) == ["a/allreduce/a1", "b/allreduce/a2"]
     run_a = next(r for r in runs if r.info.run_name == "a/allreduce/a1")
     assert run_a.data.metrics["speedup_ci_low"] == 1.2 and run_a.data.params["category"] == "collective"
+    assert run_a.data.tags["speedup_interval"] == "[1.2, 1.8]"
     parent = client.search_runs([exp.experiment_id], f"tags.`{KIND_TAG}` = 'sweep'")[0]
+    assert parent.info.run_name.startswith("leaderboard ")
     assert parent.data.params["device"] == "cpu" and parent.data.tags["hardware_fingerprint"] == "cpu-test"
     assert parent.data.metrics["a/zeroshot/sig_fast_1_at_k"] == 1.0
     arts = {a.path for a in client.list_artifacts(parent.info.run_id)}
@@ -114,3 +117,25 @@ def test_curves_over_steps_are_logged_under_their_mode(tmp_path):
                for key in ("a/agent/pass_at_turn", "a/tools/submitted_at_step")}
     assert sorted(history["a/agent/pass_at_turn"]) == [(1, 0.0), (2, 1.0)]
     assert sorted(history["a/tools/submitted_at_step"]) == [(1, 0.0), (2, 0.5), (3, 1.0)]
+
+
+def test_an_experiment_mirrors_one_sweep_directory(tmp_path):
+    """On a shared store, a sweep of the same name from another directory would soft-delete
+    this one's runs (not in its journal): it is refused before it writes anything."""
+    import pytest
+
+    from pkb_ray.tracking.owner import OWNER_TAG, SweepConflict, sweep_id
+
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    legacy = MlflowTracker(uri, "sw", tmp_path / "art", {})  # made before experiments had owners
+    legacy.log_cell(make_result(problem="p0"))
+    legacy.close()
+    mine, theirs = sweep_id(tmp_path / "a" / "sw"), sweep_id(tmp_path / "b" / "sw")
+    assert mine == sweep_id(tmp_path / "a" / "sw") and mine != theirs  # kept in the directory
+    MlflowTracker(uri, "sw", tmp_path / "art", {}, owner=mine).close()  # adopts it
+    with pytest.raises(SweepConflict, match="mirrors another sweep directory"):
+        MlflowTracker(uri, "sw", tmp_path / "art", {}, owner=theirs)
+    MlflowTracker(uri, "sw", tmp_path / "art", {}, owner=mine).close()
+    client = MlflowClient(tracking_uri=uri)
+    assert client.get_experiment_by_name("sw").tags[OWNER_TAG] == mine
+    assert len(_cell_runs(uri, "sw")) == 1

@@ -48,26 +48,24 @@ def test_pkb_ui_serves_the_runs_page_offline(tmp_path):
          "--start-timeout-s", str(START_LIMIT_S)],
         cwd=tmp_path, env=offline, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        lines = []
-        for line in proc.stdout:
-            lines.append(line)
-            if "pkb ui: open " in line:
-                break
+        # The newest sweep's runs table is the page to open, named first: no other URL before it.
+        opened = proc.stdout.readline()
         up_s = time.monotonic() - t0
-        assert any("MLflow UI at" in x for x in lines), "".join(lines)
-        # The newest sweep's runs table is the page to open, named first.
-        url = next(x for x in lines if "pkb ui: open " in x).split()[3]
-        assert f"'sw': {RUNS} runs, one per cell)" in lines[-1]  # the journal's count, no "Load more"
+        assert opened.startswith("pkb ui: open "), opened
+        url = opened.split()[3]
+        # The journal's count, the leaderboard's pinned run beside it, and no "Load more".
+        assert f"'sw': {RUNS} cells under its leaderboard ({RUNS + 1} runs)" in proc.stdout.readline()
+        assert "MLflow up in" in proc.stdout.readline()
         base = f"http://127.0.0.1:{port}"
         assert url.startswith(base + "/pkb/open?experiment=")
         exp_id = url.split("experiment=")[1]
-        # The page to open records the assistant panel as shown (ui_app.py says why) and goes
-        # on to the runs table in the model-training view with the saved pkb view.
+        # The page to open records the assistant panel as shown and the sweep's view as the
+        # browser's own (ui_app.py says why; the browser test runs it), then goes on to the
+        # runs table in the model-training view.
         with urllib.request.urlopen(url, timeout=10) as page:
             html = page.read().decode()
-        assert "autoOpenedOnFirstLoad_v1" in html
-        assert (f'location.replace("/#/experiments/{exp_id}/runs?workflowType=machine_learning'
-                f'&viewStateShareKey=pkb")') in html
+        assert "autoOpenedOnFirstLoad_v1" in html and "ReactComponentState" in html
+        assert f'"plain": "/#/experiments/{exp_id}/runs?workflowType=machine_learning"' in html
         for bad in ("1%22);alert(1)//", "", "..%2Fx"):
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(f"{base}/pkb/open?experiment={bad}", timeout=10)
