@@ -66,12 +66,25 @@ def load_truth(problem) -> Truth | None:
 
 
 def pack(inputs: tuple, output: Any) -> bytes:
-    """One rank's inputs and output, for the parent process (plain types and tensors only)."""
+    """One rank's inputs and output, for the parent process (plain types and tensors only),
+    on the host: the parent never initialises CUDA, and a CUDA tensor would make it."""
     import torch
 
     buf = io.BytesIO()
-    torch.save((inputs, output), buf)
+    torch.save((_on_host(inputs), _on_host(output)), buf)
     return buf.getvalue()
+
+
+def _on_host(tree: Any) -> Any:
+    import torch
+
+    if isinstance(tree, torch.Tensor):
+        return tree.cpu()
+    if isinstance(tree, dict):
+        return {k: _on_host(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_on_host(v) for v in tree)
+    return tree
 
 
 def unpack(blob: bytes) -> tuple[tuple, Any]:
