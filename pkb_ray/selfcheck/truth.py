@@ -71,19 +71,20 @@ def pack(inputs: tuple, output: Any) -> bytes:
     import torch
 
     buf = io.BytesIO()
-    torch.save((_on_host(inputs), _on_host(output)), buf)
+    torch.save((on_host(inputs), on_host(output)), buf)
     return buf.getvalue()
 
 
-def _on_host(tree: Any) -> Any:
+def on_host(tree: Any) -> Any:
+    """A copy of `tree` with every tensor on the host (containers rebuilt, other leaves kept)."""
     import torch
 
     if isinstance(tree, torch.Tensor):
         return tree.cpu()
     if isinstance(tree, dict):
-        return {k: _on_host(v) for k, v in tree.items()}
+        return {k: on_host(v) for k, v in tree.items()}
     if isinstance(tree, (list, tuple)):
-        return type(tree)(_on_host(v) for v in tree)
+        return type(tree)(on_host(v) for v in tree)
     return tree
 
 
