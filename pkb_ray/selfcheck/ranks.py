@@ -218,8 +218,9 @@ def _rank_main(rank: int, world_size: int, port: int, source: str, ids: list[str
         import torch
         import torch.distributed as dist
 
-        # 2 cores shared by up to 8 ranks: more threads only oversubscribe.
-        torch.set_num_threads(1)
+        # CPU ranks: 2 cores shared by up to 8 ranks, more threads only oversubscribe. CUDA
+        # ranks share the node's cores for what runs on the host (truth.py at bench sizes).
+        torch.set_num_threads(1 if device == "cpu" else max(1, (os.cpu_count() or 1) // world_size))
         # torch 2.13 deprecates all_gather_into_tensor/reduce_scatter_tensor; the GPU nodes'
         # torch 2.11 lacks the replacements, so references keep them.
         warnings.filterwarnings("ignore", category=FutureWarning)
