@@ -6,7 +6,8 @@ with their tensors and process group). From them:
 - link bytes: each collective's least traffic (comm.py), summed per direction;
 - HBM bytes: every op's distinct input and output tensors, each op on its own: no fusion and
   no cache, so it is an upper estimate of the reference's own traffic;
-- FLOPs: torch.utils.flop_counter (matmuls, convolutions, attention) plus one per element a
+- FLOPs: torch.utils.flop_counter (matmuls, convolutions, attention), FFTs by the usual
+  5 N log2 N per complex transform (half that for a real one), plus one per element a
   pointwise op writes or a reduction reads.
 
 Work outside the dispatcher is not seen: Triton or CUDA extension kernels, and the
@@ -37,6 +38,8 @@ _COPIES = frozenset({"clone", "copy_", "_to_copy", "_copy_from", "_copy_from_and
 """Pointwise-tagged ops that move or select data without arithmetic (no FLOPs)."""
 _IN_PLACE_COMM = frozenset({"allreduce_", "allreduce_coalesced_", "broadcast_", "reduce_"})
 """Collectives that read and write the same tensors (their bytes count twice in HBM)."""
+_FFTS = {"_fft_c2c": 5.0, "_fft_r2c": 2.5, "_fft_c2r": 2.5}
+"""FLOPs per N log2 N of one transform (N its points over the transformed dims)."""
 _POINTWISE = getattr(torch.Tag, "pointwise", None)
 _REDUCTION = getattr(torch.Tag, "reduction", None)
 
@@ -136,12 +139,28 @@ class _Counter(TorchDispatchMode):
         _tensors(out, writes)
         self.hbm += sum(reads.values()) + sum(writes.values())
         tags = func.tags
+        if name in _FFTS:
+            self.pointwise += _fft_flops(name, args, out)
+            return
         if name in _COPIES or name.endswith("_copy"):
             return
         if _POINTWISE is not None and _POINTWISE in tags:
             self.pointwise += _numel(out)
         elif _REDUCTION is not None and _REDUCTION in tags:
             self.pointwise += _numel(args[0]) if args else 0
+
+
+def _fft_flops(name: str, args: tuple, out: Any) -> float:
+    """c * N log2 N per transform: N the points over the transformed dims of the real side."""
+    import math
+
+    real = out if name == "_fft_c2r" else args[0]
+    dims = args[1] if len(args) > 1 else ()
+    if not isinstance(real, torch.Tensor) or not real.numel():
+        return 0.0
+    dims = [d % real.dim() for d in (dims if isinstance(dims, (list, tuple)) else [dims])] or list(range(real.dim()))
+    n = math.prod(real.shape[d] for d in dims)
+    return _FFTS[name] * real.numel() * math.log2(max(n, 2))
 
 
 def count_call(fn: Callable[..., Any], args: tuple, rank: int, world_size: int) -> tuple[Any, Ledger]:

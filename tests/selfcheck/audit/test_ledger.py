@@ -59,3 +59,17 @@ def test_ledger_counts_every_collective_in_real_ranks():
         # the matmul reads 512 + 256 B and writes 512 B; copies and sums are counted too
         assert ledger.hbm_bytes >= 512 + 256 + 512
         assert ledger.pointwise_flops >= 16 * 8  # z + got
+
+
+def test_ffts_count_n_log_n_and_views_count_nothing():
+    import torch
+
+    from pkb_ray.selfcheck.audit.ledger import count_call
+
+    x = torch.randn(4, 1024)
+    _, rfft = count_call(lambda t: torch.fft.rfft(t, dim=1), (x,), 0, 1)
+    assert rfft.pointwise_flops == 2.5 * 4 * 1024 * 10 and rfft.sent_bytes == 0
+    _, views = count_call(lambda t: t.view(1024, 4).t()[0], (x,), 0, 1)
+    assert views.hbm_bytes == 0 and views.flops == 0
+    _, add = count_call(lambda t: t + 1, (x,), 0, 1)
+    assert add.pointwise_flops == 4 * 1024 and add.hbm_bytes == 2 * 4 * 1024 * 4
