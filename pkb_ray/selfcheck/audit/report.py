@@ -32,7 +32,7 @@ def _columns(device: str) -> list[tuple[str, str]]:
                  ("busy", "GPU busy / call (profiler)"), ("roof", "roofline ms / ms"),
                  ("self", "even / odd calls")]
     cols += [("link", "NVLink bytes: counts / ledger"), ("hbm", "HBM bytes: counts / ledger"),
-             ("flop", "FLOPs: counts / ledger"), ("err/tol", "reference vs truth.py over the tolerance"),
+             ("flop", "FLOPs: counts / ledger (inf: the ledger sees none, e.g. the sums inside NCCL)"), ("err/tol", "reference vs truth.py over the tolerance"),
              ("F", "open findings")]
     return cols
 

@@ -147,3 +147,22 @@ def test_a_failed_run_and_a_wrong_small_size_output():
                                                                           PROBLEM.make_inputs(1, 2, 1234, "small")[0])})
     b = _judge([_rank(0), wrong])
     assert b.status == "FAIL" and "disagrees with truth.py" in b.message
+
+
+def test_the_gpu_table_fits_100_columns():
+    import io
+
+    from pkb_ray.selfcheck.audit import report
+
+    fast = dict(ms=0.04, queued=QueuedTimes(tuple([0.01] * 5), False, 1.0))
+    audits = [_judge([_rank(0), _rank(1)]), _judge([_rank(0, **fast), _rank(1, **fast)])]
+    audits[1].problem = "vocab_parallel_logprob_topk_topp_backward_with_an_even_longer_name"
+    out = io.StringIO()
+    report.print_table(audits, "cuda", 2, console_file=out)
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 100, out.getvalue()
+    header = next(line for line in lines if line.startswith("problem"))
+    assert all(h in header for h in ("ms", "queue", "busy", "roof", "self", "link", "err/tol"))
+    assert any("under_50us" in line for line in lines)
+    md = report.to_markdown(audits, {"device": "cuda", "world_size": 2, "size": "bench", "command": "c"})
+    assert "| allreduce | ok | 0.3 | 1.02 | 0.90 |" in md
