@@ -125,3 +125,20 @@ def test_cli_table_markdown_and_json(tmp_path):
         assert pkb(["problems", "check", "--world-size", "2", "--source", str(root), "--json",
                     "--ids", "only_four"]) == 0
     assert json.loads(stdout.getvalue())["problems"][0]["status"] == "skip"
+
+
+def test_upstream_references_through_the_importer():
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[2] / "problems" / "fixtures" / "pkb_checkout"
+    run = audit_problems(2, PLAN, f"pkb:{checkout}", ["pkb_68_huge_table", "pkb_1_all_reduce", "pkb_4_reduce"],
+                         problem_timeout_s=120, grace_s=3.0)
+    audits = {a.problem: a for a in run.audits}
+    huge = audits["pkb_68_huge_table"]
+    assert huge.status == "FAIL" and "refused" in huge.message  # estimated, never allocated
+    ok = audits["pkb_1_all_reduce"]
+    assert ok.status == "ok" and ok.correct == "no truth", ok
+    assert "upstream" in ok.skipped["tolerance"] and "upstream" in ok.skipped["counts"]
+    assert ok.measured["nvlink"] > 0 and ok.collectives  # the ledger runs without counts
+    # upstream 4 fills its inputs with constants: kept as it is, and named
+    assert {f.kind for f in audits["pkb_4_reduce"].findings} == {"inputs_constant", "inputs_seed_identical"}
