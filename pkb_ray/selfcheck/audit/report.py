@@ -79,13 +79,15 @@ def _plain(headers: list[str], rows: list[list[str]], out) -> None:
 
 
 def detail_lines(audits: list[ProblemAudit]) -> list[str]:
-    """`problem: FAIL ...` and `problem: kind: text` lines, wrapped to WIDTH."""
+    """`problem: FAIL ...`, `problem: warning: ...` and `problem: kind: text` lines, wrapped to WIDTH."""
     import textwrap
 
     out = []
     for a in audits:
         if a.status == "FAIL":
             out += textwrap.wrap(f"{a.problem}: FAIL {a.message}", WIDTH, subsequent_indent="    ")
+        for w in a.warnings:  # what an upstream problem does that a native one may not
+            out += textwrap.wrap(f"{a.problem}: warning: {w}", WIDTH, subsequent_indent="    ")
         for f in a.findings:
             text = f"{a.problem}: {f.kind}: {f.text}" + (f" [accepted: {f.reason}]" if f.reason else "")
             out += textwrap.wrap(text, WIDTH, subsequent_indent="    ")
