@@ -5,8 +5,11 @@
 # references (importer, world size 2) from .devtools/pkb_upstream (carry it; never commit it).
 # Default: 2 4. The steps share TOTAL_S seconds (default 560, under the device's 10 minutes):
 # each gets the time left over the steps left, and its audit stops starting problems 45 s
-# before its share ends (a run cut short still writes what it did). Into $OUT: one .md and
-# one .json per step (each well under 16 MiB) and audit_gpu.log: 7 files at most.
+# before its share ends (a run cut short still writes what it did; the rest read `skip: not
+# reached`). A whole suite at one world size takes about 2-3 s a problem, so give each world
+# size its own call (`bash scripts/audit_gpu.sh 2`, then `... 4`, then `... pkb`) to finish
+# them. Into $OUT: one .md and one .json per step (each well under 16 MiB) and
+# audit_gpu.log: 7 files at most.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # NVLink multicast stays off on these machines (DESIGN.md); every rank inherits these.

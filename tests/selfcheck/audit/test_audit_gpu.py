@@ -27,7 +27,7 @@ def test_collectives_are_timed_profiled_and_counted():
         assert a.queued_ratio is not None and not a.host_waits, a
         assert a.kernels["kernels"] >= 1 and a.busy_fraction > 0.3, a.kernels
         assert a.ratios["nvlink"] == pytest.approx(1.0), a.measured
-        assert a.tolerance["err_over_tol"] < 0.5, a.tolerance
+        assert a.tolerance["err_over_tol"] < 1.0, a.tolerance
         assert 0.8 < a.self_ratio < 1.25
     assert "profile" in " ".join(run.notes)
 
