@@ -28,15 +28,20 @@ def digest_tensor(path: str, t: torch.Tensor) -> TensorDigest:
         flat = torch.view_as_real(flat).reshape(-1)
     n = flat.numel()
     total = squares = weighted = 0.0
+    low, high = float("inf"), float("-inf")
     for lo in range(0, n, CHUNK):
+        # float64 first: comparisons and sums are not implemented for every dtype (fp8) on GPUs
         part = flat[lo:lo + CHUNK].to(torch.float64)
         weights = torch.arange(lo, lo + part.numel(), device=part.device, dtype=torch.float64) % 65521 + 1
         total += float(part.sum())
         squares += float((part * part).sum())
         weighted += float((part * weights).sum())
+        low, high = min(low, float(part.min())), max(high, float(part.max()))
     step = max(1, n // SAMPLES)
     sample = flat[::step][:SAMPLES]
-    return TensorDigest(path, tuple(t.shape), str(t.dtype).replace("torch.", ""), tree.is_constant(t),
+    # a constant fill as args.is_constant sees it: more than one element, all equal, not a mask
+    constant = n > 1 and t.dtype != torch.bool and t.layout == torch.strided and low == high
+    return TensorDigest(path, tuple(t.shape), str(t.dtype).replace("torch.", ""), constant,
                         (total, squares, weighted, *sample.to(torch.float64).cpu().tolist()))
 
 
