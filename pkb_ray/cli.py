@@ -1,7 +1,7 @@
 """`pkb`: the utilities around a sweep. Each stage owns its subcommands in its own `cli.py`.
 
     pkb sweep [--dry-run] [KEY=VALUE ...]   (as python sweep.py KEY=VALUE ...)
-    pkb problems list [--json] | pkb problems check --world-size N [--ids ...]
+    pkb problems list [--json] | pkb problems check --world-size N [--device cpu|cuda] [--ids ...]
     pkb eval PROBLEM CANDIDATE.py [--world-size N] [--device cpu|cuda] [--json]
     pkb models list
     pkb prompt PROBLEM

@@ -53,12 +53,14 @@ def check_problems(world_size: int, source: str = "builtin", ids: list[str] | No
         else:
             results[pid] = CheckResult(pid, "skip", p.spec.world_size_refusal(world_size, tests=True))
     for pid, run in run_in_ranks(world_size, source, runnable, check_one, problem_timeout_s, grace_s).items():
-        results[pid] = _verdict(loaded.problems[pid], run, world_size)
+        results[pid] = verdict_of_run(loaded.problems[pid], run, world_size)
     order = [e.problem for e in loaded.errors] + list(loaded.problems)
     return [results[pid] for pid in order]
 
 
-def _verdict(problem, run: ProblemRun, world_size: int) -> CheckResult:
+def verdict_of_run(problem, run: ProblemRun, world_size: int) -> CheckResult:
+    """The CheckResult of one problem from its ranks' check_one payloads (the audit reuses it
+    on the check part of its own payloads)."""
     if not run.ok:
         return CheckResult(run.problem, "FAIL", run.failure, run.seconds)
     # the same warning from every rank is said once, with the lowest rank that said it
@@ -92,7 +94,7 @@ class CheckFailure(AssertionError):
     pass
 
 
-def check_one(problem, rank: int, world_size: int) -> dict:
+def check_one(problem, rank: int, world_size: int, device: str = "cpu") -> dict:
     """The per-rank checks of one problem; raises CheckFailure with the reason. Returns
     {"warnings": [...], "io": this rank's packed inputs and output when the problem has a
     truth.py (the parent compares all ranks' outputs with it), else None}.
@@ -101,7 +103,8 @@ def check_one(problem, rank: int, world_size: int) -> dict:
     random non-constant inputs that change with the seed, the declared dtype, inputs left
     unmodified, only tensors NCCL accepts handed to collectives (layout.py). Upstream problems are taken as they are: what a native problem would fail
     on becomes a warning, and degenerate inputs (constant fills, every seed alike) are named
-    so the results can carry the `degenerate` flag."""
+    so the results can carry the `degenerate` flag. `device`: where the inputs are made
+    (`cuda:RANK` in a CUDA rank); what goes to the parent is copied to the host first."""
     import torch
 
     from pkb_ray.problems import args as tree
@@ -119,10 +122,14 @@ def check_one(problem, rank: int, world_size: int) -> dict:
     if upstream:
         # upstream 68 allocates ~26 GiB per rank at every size; native small sizes are small
         # by contract, and the estimate's first use costs ~3 s per rank process
-        require_fits(problem, rank, world_size, SIZE, host_bytes_per_rank(world_size), "host (per rank)")
-    a = problem.make_inputs(rank, world_size, SEED_A, SIZE)
-    b = problem.make_inputs(rank, world_size, SEED_A, SIZE)
-    c = problem.make_inputs(rank, world_size, SEED_B, SIZE)
+        if device == "cpu":
+            require_fits(problem, rank, world_size, SIZE, host_bytes_per_rank(world_size), "host (per rank)")
+        else:
+            # shapes alone: the estimate runs on the host whatever the device
+            require_fits(problem, rank, world_size, SIZE, torch.cuda.mem_get_info(device)[0], f"{device} (free)")
+    a = problem.make_inputs(rank, world_size, SEED_A, SIZE, device)
+    b = problem.make_inputs(rank, world_size, SEED_A, SIZE, device)
+    c = problem.make_inputs(rank, world_size, SEED_B, SIZE, device)
     if not a:
         raise CheckFailure("make_inputs returned no arguments")
     if not upstream:
@@ -165,7 +172,7 @@ def check_one(problem, rank: int, world_size: int) -> dict:
     if diff:
         raise CheckFailure(f"the reference is not deterministic: two calls on the same inputs differ ({diff})")
     return {"warnings": warnings, "io": pack(a, out1) if truth_path(problem) else None,
-            # judged over all ranks (_verdict): a rank with no data of its own (a scatter's
+            # judged over all ranks (verdict_of_run): a rank with no data of its own (a scatter's
             # receivers hold None) may see the same inputs for two seeds; every rank may not
             "tensors": len(all_tensors), "same_for_two_seeds": tree.first_difference(a, c) is None}
 

@@ -66,12 +66,26 @@ def load_truth(problem) -> Truth | None:
 
 
 def pack(inputs: tuple, output: Any) -> bytes:
-    """One rank's inputs and output, for the parent process (plain types and tensors only)."""
+    """One rank's inputs and output, for the parent process (plain types and tensors only),
+    on the host: the parent never initialises CUDA, and a CUDA tensor would make it."""
     import torch
 
     buf = io.BytesIO()
-    torch.save((inputs, output), buf)
+    torch.save((on_host(inputs), on_host(output)), buf)
     return buf.getvalue()
+
+
+def on_host(tree: Any) -> Any:
+    """A copy of `tree` with every tensor on the host (containers rebuilt, other leaves kept)."""
+    import torch
+
+    if isinstance(tree, torch.Tensor):
+        return tree.cpu()
+    if isinstance(tree, dict):
+        return {k: on_host(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(on_host(v) for v in tree)
+    return tree
 
 
 def unpack(blob: bytes) -> tuple[tuple, Any]:

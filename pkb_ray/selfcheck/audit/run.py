@@ -1,0 +1,113 @@
+"""`audit_problems`: every problem of a source at one world size, in one group of rank
+processes (ranks.py; a new group only after a problem that broke one), judged as each
+problem finishes (verdict.py)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from pkb_ray.selfcheck.audit.records import AuditPlan, ProblemAudit
+from pkb_ray.selfcheck.audit.verdict import Reasons
+
+
+@dataclass
+class AuditRun:
+    audits: list[ProblemAudit]
+    machine: str
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+def gpu_count() -> int:
+    """GPUs on this machine by nvidia-smi (the parent never initialises CUDA itself)."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def audit_problems(world_size: int, plan: AuditPlan, source: str = "builtin", ids: list[str] | None = None, *,
+                   problem_timeout_s: float = 180.0, grace_s: float = 15.0, budget_s: float = 0.0,
+                   reasons: Reasons | None = None, cache_dir: str = "~/.cache/pkb_ray",
+                   on_start: Callable[[str], None] | None = None,
+                   on_audit: Callable[[ProblemAudit], None] | None = None) -> AuditRun:
+    """Audit every problem of `source` (or `ids`) at `world_size`; `budget_s` > 0 stops
+    starting problems after that long (those left are `skip`: not reached). `on_start` hears
+    the machine's description before the ranks start, `on_audit` each problem's verdict."""
+    from pkb_ray.problems.loader import load_problems
+    from pkb_ray.selfcheck.audit.rank_task import AuditTask
+    from pkb_ray.selfcheck.audit.verdict import judge
+    from pkb_ray.selfcheck.ranks import run_in_ranks
+
+    t0 = time.monotonic()
+    if plan.device == "cuda":
+        have = gpu_count()
+        if have < world_size:
+            raise ValueError(f"--device cuda --world-size {world_size} needs {world_size} GPUs; nvidia-smi lists {have}")
+    loaded = load_problems(source, ids)
+    audits: dict[str, ProblemAudit] = {}
+
+    def fail(pid: str, message: str, status: str = "FAIL") -> ProblemAudit:
+        return ProblemAudit(pid, world_size, plan.device, plan.size, status, message,
+                            correct="FAIL" if status == "FAIL" else "")
+
+    for err in loaded.errors:
+        audits[err.problem] = fail(err.problem, f"load error: {err}")
+    runnable = []
+    for pid, p in loaded.problems.items():
+        refusal = p.spec.world_size_refusal(world_size, tests=True)
+        if refusal or plan.size not in p.spec.sizes:
+            audits[pid] = fail(pid, refusal or f"no size {plan.size!r}", "skip")
+        else:
+            runnable.append(pid)
+    profile, machine, notes = None, "cpu (gloo ranks)", []
+    if plan.device == "cuda" and runnable:
+        from pkb_ray.selfcheck.audit.hardware_profile import describe, node_profile
+
+        profile, how = node_profile(cache_dir)
+        machine = describe(profile)
+        notes.append(f"hardware profile: {how}")
+    if on_start is not None:
+        on_start(machine)
+
+    def heard(run) -> None:
+        try:
+            audit = judge(loaded.problems[run.problem], run, world_size, plan, profile, reasons)
+        except Exception as exc:  # noqa: BLE001 - one odd report must not end the suite's audit
+            from pkb_ray.selfcheck.launcher import describe
+
+            audit = fail(run.problem, f"the audit could not judge the ranks' reports: {describe(exc)}")
+        audits[run.problem] = audit
+        if on_audit is not None:
+            on_audit(audit)
+
+    stop_at = t0 + budget_s if budget_s > 0 else None
+    run_in_ranks(world_size, source, runnable, AuditTask(plan), problem_timeout_s, grace_s, device=plan.device,
+                 on_result=heard, stop_at=stop_at)
+    for pid in runnable:
+        if pid not in audits:
+            audits[pid] = fail(pid, f"not reached in the budget of {budget_s:.0f} s", "skip")
+            if on_audit is not None:
+                on_audit(audits[pid])
+    order = [e.problem for e in loaded.errors] + list(loaded.problems)
+    return AuditRun([audits[pid] for pid in order], machine, time.monotonic() - t0, notes)
+
+
+def load_reasons(path: str | None) -> Reasons:
+    """{problem: {finding kind or '*': reason}} from a YAML file (None: no reasons)."""
+    if not path:
+        return {}
+    import yaml
+
+    with open(path) as f:
+        data = yaml.safe_load(f) or {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise ValueError(f"{path}: expected a mapping problem -> {{finding kind: reason}}")
+    return {str(p): {str(k): str(r) for k, r in kinds.items()} for p, kinds in data.items()}
