@@ -24,7 +24,9 @@ STAND_IN_BYTES = (
 FORGED_FRAME = (
     "in 3 of 6 full-suite runs on the 2-core machine one of the two frame-forging attacks ran "
     "out its 6 s trial before its judge acted on the frame (timeout instead of runtime_error); "
-    "never alone, in file order or under synthetic load; cause not found.")
+    "never alone or in file order. Likely cause: the candidate's worker runs at SCHED_IDLE on "
+    "cpu, and other processes' load starves it past the trial's wall-clock limit (under a load "
+    "of 20-40, fills_inodes timed out in trial 0 the same way).")
 
 
 def _not_correct_and_fast(res) -> None:
