@@ -12,10 +12,10 @@ from. An evaluation without an interval (failed, unmeasurable) is left out and c
 
 The intervals in a results file are the harness's of that run, widened by the term then in
 force; where a result records that term (its timing evidence's `between_sd`), the widening is
-undone before the fit. --samples (one per results file: each evaluation's paired figures, one line
-per evaluated problem in the file's order, as scripts/device_runs/session7_2026-11-26/
-dump_samples.py writes them) recomputes each interval from its samples with this tree's
-estimator and no term: the input a fit of the term needs. Fit on one run, then run the
+undone before the fit. --samples (one per results file: each evaluation's paired figures, one
+line per evaluated problem in the file's order, {"ref": [ms, ...], "cand": [ms, ...]} paired
+by sample) recomputes each interval from its samples with this tree's estimator and no term.
+Fit on one run, then run the
 script on another to see what the chosen spread holds there (a held-out check).
 
 Why a coverage count and not sqrt(observed spread^2 - stated spread^2), as on cpu: on the

@@ -8,13 +8,16 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib.util
+import linecache
 import re
 import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Callable
 
+from pkb_ray.problems.includes import has_includes, read_candidate_file
 from pkb_ray.problems.spec import Problem, ProblemError
 
 
@@ -44,12 +47,14 @@ def unknown_id_error(pid: str, known: list[str], where: str) -> ProblemError:
     return ProblemError(pid, where, "id", f"unknown problem id {pid!r}{hint}")
 
 
-def files_version(paths: list[Path], unversioned: re.Pattern[bytes] | None = None) -> str:
+def files_version(paths: list[Path], unversioned: re.Pattern[bytes] | None = None,
+                  read: Callable[[Path], bytes] = Path.read_bytes) -> str:
     """sha256 over (name, bytes) of each file, first 16 hex chars: part of every cache key.
-    Bytes matching `unversioned` are left out (what changes no result)."""
+    Bytes matching `unversioned` are left out (what changes no result); `read` gives a
+    file's bytes (the loader's expands `# pkb:include` lines)."""
     h = hashlib.sha256()
     for p in paths:
-        data = p.read_bytes()
+        data = read(p)
         if unversioned is not None:
             data = unversioned.sub(b"", data)
         h.update(p.name.encode() + b"\0")
@@ -64,7 +69,12 @@ sys.modules name while the other executes (dataclasses and pickling look it up t
 
 
 def import_file(path: Path, module_name: str) -> ModuleType:
-    """Import one .py file as a fresh module (not cached in sys.modules under a clashing name)."""
+    """Import one .py file as a fresh module (not cached in sys.modules under a clashing name).
+    Its `# pkb:include` lines are expanded first (includes.py); such a file's code is
+    registered with linecache under "PATH (expanded)", so tracebacks show the lines that ran."""
+    path = Path(path)
+    if has_includes(path.read_bytes()):
+        return _import_source(read_candidate_file(path), f"{path} (expanded)", module_name)
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
@@ -73,6 +83,21 @@ def import_file(path: Path, module_name: str) -> ModuleType:
         sys.modules[module_name] = module  # dataclasses/pickling inside the module need it
         try:
             spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
+    return module
+
+
+def _import_source(source: str, filename: str, module_name: str) -> ModuleType:
+    code = compile(source, filename, "exec")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = ModuleType(module_name)
+    module.__file__ = filename
+    with _IMPORT_LOCK:
+        sys.modules[module_name] = module
+        try:
+            exec(code, module.__dict__)
         except BaseException:
             sys.modules.pop(module_name, None)
             raise

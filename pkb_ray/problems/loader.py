@@ -22,12 +22,13 @@ from pkb_ray.problems.common import (
     import_file,
     unknown_id_error,
 )
-from pkb_ray.problems.includes import IncludeError, read_candidate_file
+from pkb_ray.problems.includes import IncludeError, read_candidate_file, read_expanded_bytes
 from pkb_ray.problems.pkb_import import load_pkb_problems
 from pkb_ray.problems.spec import CATEGORIES, SIZE_NAMES, Problem, ProblemError, ProblemSpec
 
 PROBLEM_FILES = ("problem.yaml", "reference.py", "inputs.py")
-"""The files whose bytes make a problem's version (expert.py is a candidate, not the problem)."""
+"""The files whose bytes make a problem's version (expert.py is a candidate, not the problem),
+with their `# pkb:include` lines expanded (includes.read_expanded_bytes)."""
 
 # The world sizes a problem may also be run at when asked for (test_world_sizes) change no
 # result: the line stays out of the version, or declaring it would re-key every cached model
@@ -147,7 +148,11 @@ def load_problem_dir(directory: Path, source: str = "builtin") -> Problem:
         if not callable(getattr(module, fname, None)):
             raise fail(directory / path, fname, f"{path} must define a function `{fname}`")
 
-    version = files_version([directory / n for n in PROBLEM_FILES], UNVERSIONED_YAML)
+    try:
+        version = files_version([directory / n for n in PROBLEM_FILES], UNVERSIONED_YAML, read_expanded_bytes)
+        reference_source = read_candidate_file(directory / "reference.py")
+    except IncludeError as exc:
+        raise fail(directory / "reference.py", None, str(exc)) from exc
     spec = ProblemSpec(**spec_kwargs, version=version, directory=directory, source=source)
     expert = directory / "expert.py"
     try:
@@ -157,7 +162,7 @@ def load_problem_dir(directory: Path, source: str = "builtin") -> Problem:
     problem = Problem(
         spec=spec,
         solution=ref.solution,
-        reference_source=(directory / "reference.py").read_text(),
+        reference_source=reference_source,
         make_inputs_fn=inp.make_inputs,
         roofline_fn=inp.roofline,
         expert_source=expert_source,

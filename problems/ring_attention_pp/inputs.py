@@ -1,17 +1,6 @@
-import math
+# pkb:include ../_shared/ring_attention/inputs.py
 
-import torch
-
-_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
-# q and k projections scaled up so scores have std ~4: attention picks a few keys, as in
-# trained models, and outputs stay O(1) along the whole sequence (with std-1 scores the
-# context of late positions averages thousands of keys down to ~0.02)
-QK_GAIN = 2.0
-
-
-def _layout(world_size, size):
-    pp = min(size["pp_size"], world_size)
-    return pp, world_size // pp
+GRID = "pp_size"
 
 
 def make_inputs(rank, world_size, seed, size, device="cpu"):
@@ -41,10 +30,7 @@ def roofline(world_size, size):
     hidden = h * d
     act = b * s * hidden * e
     block = b * s * hidden * e  # one K (or V, or Q) block of all heads
-    # causal: cp^2/2 blocks of work over cp ranks; a balanced layout (zigzag) gives each
-    # rank cp/2 of them, so that, not the last block's cp - 1/2, is the lower bound
-    attn_blocks = cp / 2 if size["causal"] else cp
-    kv_blocks = (cp - 1) / 2 if size["causal"] else cp - 1  # K/V blocks a rank must receive
+    attn_blocks, kv_blocks = _ring_blocks(cp, size)
     return {
         # queries must meet the earlier K/V blocks (one block per earlier block at least,
         # (cp-1)/2 per rank when balanced), and a later stage receives its input activations

@@ -1,17 +1,6 @@
-import math
+# pkb:include ../_shared/ring_attention/inputs.py
 
-import torch
-
-_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
-# q and k projections scaled up so scores have std ~4: attention picks a few keys, as in
-# trained models, and outputs stay O(1) along the whole sequence (with std-1 scores the
-# context of late positions averages thousands of keys down to ~0.02)
-QK_GAIN = 2.0
-
-
-def _layout(world_size, size):
-    tp = min(size["tp_size"], world_size)
-    return tp, world_size // tp
+GRID = "tp_size"
 
 
 def make_inputs(rank, world_size, seed, size, device="cpu"):
@@ -43,10 +32,7 @@ def roofline(world_size, size):
     # TP: all-reduce the [b, s, hidden] partial outputs (2 (tp-1)/tp of them per rank), unless
     # gathering the other ranks' weight shards is cheaper
     tp_bytes = min(2 * (tp - 1) / tp * b * s * hidden * e, (tp - 1) * 4 * hidden * heads * d * e)
-    # causal: cp^2/2 blocks of work over cp ranks; a balanced layout (zigzag) gives each
-    # rank cp/2 of them, so that, not the last block's cp - 1/2, is the lower bound
-    attn_blocks = cp / 2 if size["causal"] else cp
-    kv_blocks = (cp - 1) / 2 if size["causal"] else cp - 1  # K/V blocks a rank must receive
+    attn_blocks, kv_blocks = _ring_blocks(cp, size)
     return {
         # CP: queries must meet the earlier K/V blocks (or send Q and get partial outputs back):
         # one block per earlier block at least, (cp-1)/2 per rank when the work is balanced

