@@ -17,10 +17,6 @@ from .conftest import ADVERSARIAL, CANDIDATES
 
 F = FailureClass
 
-STAND_IN_BYTES = (
-    "the output slot the judge reads in trial 0 still holds what the calibration's stand-in "
-    "put there, torch.empty bytes of the worker's, and they read as NaN on some runs (7 of 10 "
-    "alone): nan instead of incorrect. Both attacks find or forge only those bytes.")
 FORGED_FRAME = (
     "in 3 of 6 full-suite runs on the 2-core machine one of the two frame-forging attacks ran "
     "out its 6 s trial before its judge acted on the frame (timeout instead of runtime_error); "
@@ -51,9 +47,9 @@ def _not_correct_and_fast(res) -> None:
     ("thread_work", {F.INCORRECT}, None, 0, "spawns_threads_or_processes"),
     # reaching into the harness
     ("walks_frames", {F.INCORRECT}, None, 0, None),
-    pytest.param("scans_gc", {F.INCORRECT}, None, 0, None, marks=pytest.mark.quarantine(STAND_IN_BYTES)),
+    ("scans_gc", {F.INCORRECT}, None, 0, None),  # the slot it finds holds the stand-in's zeros
     ("regenerates_inputs", {F.INCORRECT}, None, 0, None),
-    pytest.param("forges_done", {F.INCORRECT}, None, 0, None, marks=pytest.mark.quarantine(STAND_IN_BYTES)),
+    ("forges_done", {F.INCORRECT}, None, 0, None),
     ("forges_verdict", {F.RUNTIME_ERROR}, None, 0, None),
     pytest.param("nests_frame", {F.RUNTIME_ERROR}, None, 0, None, marks=pytest.mark.quarantine(FORGED_FRAME)),
     ("shrinks_arena", {F.RUNTIME_ERROR}, None, 0, None),
