@@ -1,6 +1,6 @@
 # Device call 1 (nvidia-h100-x4 / h200-x4), timing v3 at world size 2.
 set -o pipefail
-source .calls/setup.sh
+source scripts/device/setup_gpu_machine.sh   # then: the slim site, see scripts/device/README.md
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 R=/tmp/res; mkdir -p $R
 cp .calls/commit.txt $R/commit.txt 2>/dev/null

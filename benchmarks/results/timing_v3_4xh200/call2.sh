@@ -1,5 +1,5 @@
 set -o pipefail
-source .calls/setup.sh
+source scripts/device/setup_gpu_machine.sh   # then: the slim site, see scripts/device/README.md
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 R=/tmp/res2; mkdir -p $R; cp .calls/commit.txt $R/ 2>/dev/null
 t0=$(date +%s)
