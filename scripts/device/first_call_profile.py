@@ -2,9 +2,12 @@
 in plain rank processes outside the harness: the largest part of an evaluation's
 node-seconds is the candidate's first trial.
 
-    python scripts/device/first_call_profile.py --world-size 2 [--problem allreduce] [--store file|tcp]
+    python scripts/device/first_call_profile.py --world-size 2 [--problem allreduce] [--store file|tcp] [--prewarm]
 
-Prints one JSON line per rank: seconds of each step.
+Prints one JSON line per rank: seconds of each step. --prewarm allocates one small symmetric
+buffer right after the process group, as a worker could while its sandbox sets up ahead of
+its candidate: whether the first allocation's cost (2.0-2.9 s on 4 x H200) is paid once per
+process, and what is left of the first call then.
 """
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ import torch.multiprocessing as mp
 REPO = Path(__file__).resolve().parents[2]
 
 
-def rank_main(rank: int, ws: int, problem: str, store_path: str, store_kind: str, port: int) -> None:
+def rank_main(rank: int, ws: int, problem: str, store_path: str, store_kind: str, port: int,
+              prewarm: bool) -> None:
     os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     t = {}
@@ -36,6 +40,12 @@ def rank_main(rank: int, ws: int, problem: str, store_path: str, store_kind: str
              else dist.TCPStore("127.0.0.1", port, ws, rank == 0))
     dist.init_process_group("cuda:nccl,cpu:gloo", store=store, rank=rank, world_size=ws)
     t["process_group"] = time.perf_counter() - t0
+    if prewarm:
+        t0 = time.perf_counter()
+        warm = __import__("torch.distributed._symmetric_memory", fromlist=["x"]).empty(64, device=f"cuda:{rank}")
+        torch.cuda.synchronize()
+        t["prewarm"] = time.perf_counter() - t0
+        assert warm.numel() == 64  # held for the life of the rank, as a worker would
     from pkb_ray.problems import load_problem
     from pkb_ray.problems.includes import read_candidate_file
 
@@ -63,7 +73,7 @@ def rank_main(rank: int, ws: int, problem: str, store_path: str, store_kind: str
         mod.solution(*args)
         torch.cuda.synchronize()
         t[f"call{i}"] = time.perf_counter() - t0
-    print(json.dumps({"rank": rank, "problem": problem, "store": store_kind,
+    print(json.dumps({"rank": rank, "problem": problem, "store": store_kind, "prewarm": prewarm,
                       **{k: round(v, 4) for k, v in t.items()}}), flush=True)
     dist.destroy_process_group()
 
@@ -73,9 +83,10 @@ def main() -> None:
     ap.add_argument("--world-size", type=int, default=2)
     ap.add_argument("--problem", default="allreduce")
     ap.add_argument("--store", choices=["file", "tcp"], default="file")
+    ap.add_argument("--prewarm", action="store_true")
     a = ap.parse_args()
     d = tempfile.mkdtemp()
-    mp.spawn(rank_main, args=(a.world_size, a.problem, os.path.join(d, "store"), a.store, 29555),
+    mp.spawn(rank_main, args=(a.world_size, a.problem, os.path.join(d, "store"), a.store, 29555, a.prewarm),
              nprocs=a.world_size)
 
 
