@@ -42,6 +42,7 @@ RUN = {
     "pkb problems coverage": AS_WRITTEN,
     "pkb eval allreduce problems/allreduce/reference.py --no-guard": "on cpu",
     "pkb models list": AS_WRITTEN,
+    "pkb prompt PROBLEM [--world-size N] [--device cpu|cuda]": "for allreduce (--raw prints it as sent, unfolded)",
     "pkb report SWEEP_NAME": "on the sweep above",
     "python sweep.py mode=agent turns=10 model=opus47": DRY,
     "python sweep.py mode=tools models=[opus47,gpt55] problems=all attempts=3": DRY,
@@ -52,8 +53,6 @@ NOT_RUN = {
     "pkb ui": "a server (tests/tracking/test_ui.py drives it)",
     "pkb ui --uri sqlite:///mlflow.db --port 5000": "a server",
     "pkb eval PROBLEM CANDIDATE.py [--world-size N] [--device cpu|cuda] [--json]": "the form of the run below",
-    "pkb prompt PROBLEM [--world-size N] [--device cpu|cuda]": "prints the model's prompt verbatim, "
-    "each paragraph one line as the model receives it",
     "pkb report SWEEP_NAME --wide": "every column, however wide: on purpose",
     "pkb report ZS AGENT TOOLS": "needs sweeps of three modes (tests/report/test_modes.py)",
     "pkb agent run allreduce model=opus47 eval.device=cuda": "needs an API key and GPUs",
@@ -72,6 +71,8 @@ def argv(command: str, how: str, sweep_name: str = "") -> list[str]:
     words = [w for w in words if w != "[--json]"]
     if how == DRY and "--dry-run" not in words:
         words.insert(4 if words[1] == "-m" else 2, "--dry-run")  # after `pkb sweep`, or sweep.py
+    if "prompt" in words:
+        words = words[:words.index("prompt") + 1] + ["allreduce"]
     if "check" in words:
         words += ["--ids", "allreduce"]
     if "eval" in words:

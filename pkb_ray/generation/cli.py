@@ -32,6 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="eval.timeouts.load_s (default: the config's)")
     prompt.add_argument("--json", action="store_true",
                         help="the messages, version and hash as JSON")
+    prompt.add_argument("--raw", action="store_true",
+                        help="the text exactly as the model gets it (default: long lines wrapped to the terminal)")
     prompt.set_defaults(handler=_prompt)
 
 
@@ -90,6 +92,7 @@ def _models_list(args: argparse.Namespace) -> int:
 
 def _prompt(args: argparse.Namespace) -> int:
     from pkb_ray.config.schema import TimeoutConfig
+    from pkb_ray.console import terminal_width, wrap
     from pkb_ray.generation.prompt import EvalContext, build_prompt
     from pkb_ray.problems import load_problem
 
@@ -112,7 +115,29 @@ def _prompt(args: argparse.Namespace) -> int:
         json.dump({"version": p.version, "hash": p.hash, "messages": p.messages},
                   sys.stdout, indent=1)
         print()
-    else:
+    elif args.raw:
         print(p.text)
         print(f"\n# prompt {p.version} sha256 {p.hash}", file=sys.stderr)
+    else:
+        width = terminal_width()
+        print(_fold(p.text, width))
+        print(wrap(f"\n# prompt {p.version} sha256 {p.hash}; long lines folded at {width} columns for "
+                   "reading (the model gets each as one line: --raw prints the text as sent)", width=width),
+              file=sys.stderr)
     return 0
+
+
+def _fold(text: str, width: int) -> str:
+    """Each line longer than `width` folded at word boundaries, its continuations indented
+    like it: for a person reading the prompt; the hash is of the text as sent."""
+    import textwrap
+
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[:len(line) - len(line.lstrip())]
+        out.extend(textwrap.wrap(line, width=width, subsequent_indent=indent + "  ", break_on_hyphens=False)
+                   or [line[:width]])
+    return "\n".join(out)

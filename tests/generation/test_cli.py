@@ -62,3 +62,15 @@ def test_prompt_from_a_cached_profile(capsys, tmp_path):
     assert main(["prompt", "allreduce", "--json", "--world-size", "8", "--profile", str(path)]) == 0
     user = json.loads(capsys.readouterr().out)["messages"][1]["content"]
     assert "8 x NVIDIA H100 80GB HBM3" in user and "except 3-5 (SYS)" in user
+
+
+def test_prompt_is_folded_for_reading_and_raw_is_the_text_as_sent(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["prompt", "allreduce", "--raw"]) == 0
+    raw = capsys.readouterr().out
+    assert main(["prompt", "allreduce"]) == 0
+    folded = capsys.readouterr()
+    assert max(len(line) for line in raw.splitlines()) > 100  # paragraphs are one line as sent
+    assert max(len(line) for line in (folded.out + folded.err).splitlines()) <= 100
+    assert folded.out.split() == raw.split()  # the same words, only the line breaks differ
+    assert "--raw" in folded.err
