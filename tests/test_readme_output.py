@@ -52,6 +52,10 @@ RUN = {
 NOT_RUN = {
     "pkb ui": "a server (tests/tracking/test_ui.py drives it)",
     "pkb ui --uri sqlite:///mlflow.db --port 5000": "a server",
+    "pkb ui --uri http://mlflow-host:5000": "a tracking server (tests/tracking/test_team_server.py runs one)",
+    "python sweep.py models=all attempts=3 tracking.uri=http://mlflow-host:5000":
+        "needs a tracking server and API keys (tests/tracking/test_team_server.py runs a sweep into one)",
+    "pkb problems check --device cuda --world-size 2 --out DIR": "needs GPUs (scripts/audit_gpu.sh runs it there)",
     "pkb eval PROBLEM CANDIDATE.py [--world-size N] [--device cpu|cuda] [--json]": "the form of the run below",
     "pkb report SWEEP_NAME --wide": "every column, however wide: on purpose",
     "pkb report ZS AGENT TOOLS": "needs sweeps of three modes (tests/report/test_modes.py)",

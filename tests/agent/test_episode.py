@@ -45,7 +45,10 @@ def test_episode_check_fix_benchmark_profile_run_submit(tmp_path, monkeypatch):
         assert check["failing_rank"] == 1 and check["failing_trial"] == 0 and check["max_abs_error"] >= 0.99
         bench = done["benchmark"].result
         assert bench["correct"] and bench["size"] == "bench" and bench["candidate_ms"] > 0
-        assert bench["speedup_ci_low"] <= bench["speedup"] <= bench["speedup_ci_high"]
+        if bench["speedup"] is None:  # a loaded host gives no figure (engine/judge/timing/conditions.py)
+            assert "loaded_host" in bench["flags"], bench
+        else:
+            assert bench["speedup_ci_low"] <= bench["speedup"] <= bench["speedup_ci_high"]
         prof = done["profile"].result
         assert prof["ok"] and prof["measures"].startswith("CPU ops") and len(prof["ranks"]) == 2
         assert all(r["rows"] and r["profiled_calls"] == 5 for r in prof["ranks"])

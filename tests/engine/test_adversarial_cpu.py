@@ -13,6 +13,8 @@ import pytest
 
 from pkb_ray.records import FailureClass
 
+from tests.helpers import figures_or_skip
+
 from .conftest import ADVERSARIAL, CANDIDATES
 
 F = FailureClass
@@ -159,6 +161,7 @@ def test_content_replay_never_hits(run_eval):
 def test_correct_candidate_reports_times_and_protections(run_eval):
     res = run_eval(CANDIDATES / "store_exchange.py")
     assert res.correct and res.failure is None, (res.message, res.log[-3000:])
+    figures_or_skip(res)
     assert res.compiled and res.trials == 5
     assert res.candidate_ms > 0 and res.reference_ms > 0
     # The speedup is the median of the pairs' ratios, not reference_ms / candidate_ms (each
@@ -367,6 +370,7 @@ def test_a_spinner_left_running_beside_the_reference_gains_nothing(run_eval):
     res = run_eval(ADVERSARIAL / "spins_beside_reference.py")
     assert res.correct and all(h.correct for h in honest), res.message
     assert not any(f.endswith("_not_frozen") for f in res.flags), res.flags
+    figures_or_skip(res, *honest)
     best = max(h.speedup for h in honest)
     assert res.speedup < 1.5 * best, (res.speedup, [h.speedup for h in honest], res.message)
     # Stopped processes use no CPU: what the judge counted for the honest ones is nothing
@@ -422,6 +426,7 @@ def test_a_spinner_inside_calls_sigstop_cannot_interrupt_is_implausible(run_eval
         assert "while stopped for the reference's halves" in res.message, res.message
     else:
         assert res.correct, (res.failure, res.message)
+        figures_or_skip(res, *honest)
         assert res.speedup < 1.5 * max(h.speedup for h in honest), (res.speedup, [h.speedup for h in honest])
 
 
@@ -571,6 +576,7 @@ def test_a_candidate_past_its_bound_fails_alone(run_eval, monkeypatch, name, bou
     assert after.correct, (after.failure, after.message)
     assert not any(f.endswith("_not_frozen") for f in after.flags), after.flags
     assert after.evidence["seconds"]["timing.stopped_cpu.candidate"] < 0.05, after.evidence
+    figures_or_skip(after)
     assert after.speedup is not None and after.timing is not None and not after.timing.unmeasurable, after.message
     _nothing_left_behind()
 
@@ -585,6 +591,12 @@ def test_a_spinner_that_reclones_itself_is_frozen_with_its_rank(run_eval):
     res = run_eval(ADVERSARIAL / "reclones_spinner.py")
     assert res.correct and all(h.correct for h in honest), (res.failure, res.message)
     assert "freezing: cgroup" in res.sandbox, res.sandbox
-    assert res.speedup < 1.5 * max(h.speedup for h in honest), (res.speedup, [h.speedup for h in honest])
+    figures_or_skip(*honest)
+    # Its reaped generations' CPU is in no process's count: the judges' load meter may take
+    # it for another process's, and then it gets no figure at all, which gains it nothing.
+    if res.speedup is not None:
+        assert res.speedup < 1.5 * max(h.speedup for h in honest), (res.speedup, [h.speedup for h in honest])
+    else:
+        assert "loaded_host" in res.flags, (res.flags, res.message)
     assert res.evidence["seconds"]["timing.stopped_cpu.candidate"] < 0.05, res.evidence
     _nothing_left_behind()
