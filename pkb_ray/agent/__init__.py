@@ -3,7 +3,7 @@
 mode=agent (feedback.py): after each evaluated turn the model is told how its candidate
 fared and asked for a revision; the driver's pipeline evaluates every turn.
 
-mode=tools, the tool-using agent (issue 17): a model calls check, benchmark, profile, run
+mode=tools, the tool-using agent: a model calls check, benchmark, profile, run
 and submit, each run through the evaluation engine and its sandbox, until it submits or a
 limit ends it.
 

@@ -1,4 +1,4 @@
-"""The sweep: `python sweep.py` and `pkb sweep` (issue 2), the top of the package.
+"""The sweep: `python sweep.py` and `pkb sweep`, the top of the package.
 
 Owns the steps of one invocation (sweep.py, composed by run.py), the checks before anything
 is written (checks.py), the frozen plan that `--dry-run` prints and the pipeline runs, and

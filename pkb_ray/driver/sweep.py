@@ -317,7 +317,7 @@ class Sweep:
 
     def _ran_config(self) -> dict[str, Any]:
         """The composed config as it ran: the models and problems the device decision chose
-        (a CPU fallback recorded `model: expert` before, though `reference` ran), and why."""
+        (after a CPU fallback: `reference`, not the `expert` asked for), and why."""
         config: dict[str, Any] = OmegaConf.to_container(self.dcfg)  # type: ignore[assignment]
         if self.fallback:
             config["model"] = OmegaConf.to_container(OmegaConf.structured(self.models[0]))

@@ -162,8 +162,8 @@ def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
     if not grouped:
         return None
     thresholds = [i / 20 for i in range(0, 81)]  # p from 0 to 4 in steps of 0.05
-    # Constrained layout keeps the title and legend inside the figure; tight_layout warned
-    # ("not compatible") on every sweep with a long title (2026-11-24).
+    # Constrained layout keeps the title and legend inside the figure; tight_layout warns
+    # ("not compatible") on every long title.
     fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     for (model, mode), per_problem in sorted(grouped.items()):
         k = max(len(c) for c in per_problem.values())
