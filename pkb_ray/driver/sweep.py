@@ -38,12 +38,12 @@ from pkb_ray.driver.checks import (
     sweep_models,
     typed_config,
 )
-from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.hardware_probe import SweepProfile
-from pkb_ray.driver.pipeline import CellState, Pipeline
+from pkb_ray.driver.pipeline import Pipeline
 from pkb_ray.driver.plan import SweepPlan
 from pkb_ray.driver.progress import STARTUP_S, InFlight, SweepProgress
 from pkb_ray.generation.device import DeviceDecision
+from pkb_ray.modes import CellState, Mode, StageSettings, mode_of
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
 from pkb_ray.store.harness_tries import HarnessTries
@@ -58,6 +58,8 @@ class Sweep:
     def __init__(self, dcfg: DictConfig) -> None:
         self.dcfg = dcfg
         self.cfg: RootConfig
+        self.mode: Mode
+        """The sweep's mode (modes/): its checks, stages, turn log and finalisation."""
         self.models: list[ModelConfig] = []
         self.problems: dict[str, Any] = {}
         self.categories: dict[str, str] = {}
@@ -103,7 +105,7 @@ class Sweep:
         from pkb_ray.driver.hardware_probe import sweep_profile
         from pkb_ray.driver.identity import default_sweep_name, refusal, settings_changes, sweep_settings
         from pkb_ray.driver.plan import at_world_size, build_plan, device_refusals
-        from pkb_ray.driver.stages import prompt_context
+        from pkb_ray.modes import prompt_context
         from pkb_ray.engine.version import HARNESS_VERSION
         from pkb_ray.generation.device import decide_device, needs_gpus, runs_on_cpu_without_api
         from pkb_ray.generation.models import load_model_config, missing_api_key
@@ -111,6 +113,7 @@ class Sweep:
         from pkb_ray.problems import load_problems
 
         cfg = self.cfg = typed_config(self.dcfg)
+        self.mode = mode_of(cfg.mode.name)
         self.auto_named = cfg.sweep.name is None
         if not cfg.sweep.fresh and self._nothing_to_run():
             raise Refused(EXIT_OK)
@@ -159,8 +162,9 @@ class Sweep:
         if refused:
             raise refuse("pkb: " + "\n  ".join(refused) + "\nNothing ran. Evaluate on GPUs (eval.device=cuda "
                          "on a GPU node or cluster), or check the pipeline on CPU with model=reference.")
-        if cfg.mode.name == "tools":
-            self._require_tools(usable)
+        refused = self.mode.refusals(cfg, usable)
+        if refused:
+            raise refuse(f"pkb: mode={self.mode.name}: " + "\n  ".join(refused) + "\nNothing ran.")
         self.models = usable
         if self.auto_named:
             cfg.sweep.name = default_sweep_name(cfg, [m.name for m in usable], decision.device)
@@ -245,27 +249,16 @@ class Sweep:
             f"(leaderboard {sweep_dir / 'leaderboard.md'}; sweep.fresh=true starts over)")
         return True
 
-    def _require_tools(self, models: list[ModelConfig]) -> None:
-        """mode=tools: every model must call tools (said before anything runs)."""
-        from pkb_ray.agent.capability import ToolsUnsupported, require_tool_support
-
-        refused = []
-        for m in models:
-            try:
-                require_tool_support(m, list(self.cfg.mode.tools.tool_models), "mode.tools.tool_models")
-            except ToolsUnsupported as exc:
-                refused.append(str(exc))
-        if refused:
-            raise refuse("pkb: mode=tools: " + "\n  ".join(refused) + "\nNothing ran.")
-
     # -- 2. sinks --------------------------------------------------------------------
     @contextlib.contextmanager
     def open_sinks(self, plan: SweepPlan) -> Iterator[None]:
-        """Open the journal (and agent mode's turn log), note this invocation in the sweep's
-        config.yaml, open the trackers and reconcile them with the journal; closed on exit."""
+        """Open the journal (and the turn log, where the mode keeps one), note this invocation
+        in the sweep's config.yaml, open the trackers and reconcile them with the journal;
+        closed on exit."""
         from pkb_ray.driver.done_check import keep_plan, remember_name
         from pkb_ray.driver.hardware_probe import keep_profile
         from pkb_ray.driver.invocations import append_invocation
+        from pkb_ray.modes.tools import EPISODES_DIR
 
         cfg = self.cfg
         self.sweep_plan = plan
@@ -297,13 +290,13 @@ class Sweep:
                 if relogged:
                     say(f"pkb: re-logged {relogged} journal cells missing from MLflow")
             self.budget = Budget.resumed(cfg.budget_usd, journal.records())
-            if cfg.mode.name == "agent":
+            if self.mode.keeps_turn_log:
                 self.turn_log = TurnLog(self.sweep_dir / "turns.jsonl", fresh=cfg.sweep.fresh)
             if self.profile is not None:  # the first run's, for every later run's prompts
                 keep_profile(self.sweep_dir, self.profile)
-            episodes = self.sweep_dir / "agent"
+            episodes = self.sweep_dir / EPISODES_DIR
             if cfg.sweep.fresh and episodes.exists():  # the tools mode's episode journals start over too
-                episodes.rename(self.sweep_dir / f"agent.{time.strftime('%Y%m%d-%H%M%S')}")
+                episodes.rename(self.sweep_dir / f"{EPISODES_DIR}.{time.strftime('%Y%m%d-%H%M%S')}")
             yield
         finally:
             journal.close()
@@ -348,7 +341,6 @@ class Sweep:
         """Run the plan's pending cells through the pipeline, recording each as it lands. An
         interrupt or an internal error ends it with what is recorded kept (self.status)."""
         from pkb_ray.driver import ray_runtime
-        from pkb_ray.driver.stages import RayStages
 
         cfg = self.cfg
         pending = plan.states()
@@ -358,13 +350,9 @@ class Sweep:
                                       prior_s_per_cell=prior / len(pending) if prior is not None else None)
         try:
             evaluators = self._start_evaluators(plan) if pending else []
-            models = {m.name: m for m in self.models}
-            if cfg.mode.name == "tools":
-                from pkb_ray.driver.tool_stages import ToolStages
-
-                stages = ToolStages(cfg, models, plan.device, plan.size, self.budget, self.sweep_dir, self.context)
-            else:
-                stages = RayStages(cfg, models, plan.device, plan.size, self.budget, self.turn_log, self.context)
+            stages = self.mode.stages(StageSettings(
+                cfg, {m.name: m for m in self.models}, plan.device, plan.size, self.context, self.sweep_dir,
+                api_allowed=lambda: not self.budget.exhausted(), turn_log=self.turn_log))
             with self.progress:
                 self._pipeline = Pipeline(
                     pending, stages, evaluators, record=self._record, defer=self._defer,
@@ -403,8 +391,8 @@ class Sweep:
         return slots_of(actors, plan.world_size, labels)
 
     def _turn_done(self, state: CellState) -> None:
-        """Agent mode: a turn's outcome goes to the turn log before the next turn starts, so
-        a resumed sweep does not evaluate it again."""
+        """A mode that keeps a turn log: a turn's outcome goes there before the next turn
+        starts, so a resumed sweep does not evaluate it again."""
         outcome = state.current.outcome()
         if self.turn_log is not None and outcome is not None:
             self.turn_log.put(state.record_id, state.turn, outcome)
@@ -412,7 +400,7 @@ class Sweep:
     def _record(self, state: CellState) -> None:
         from pkb_ray.engine.version import HARNESS_VERSION
 
-        result = finalize(state, self.categories.get(state.key.problem, ""))
+        result = self.mode.finalize(state, self.categories.get(state.key.problem, ""))
         node_version = result.evaluation.harness_version if result.evaluation else ""
         if node_version and node_version != HARNESS_VERSION:
             # Recorded under this driver's identity it would claim a harness it was not

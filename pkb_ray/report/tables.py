@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from pkb_ray.modes import recorded_mode
 from pkb_ray.records import CellResult, CellStatus
 from pkb_ray.report.findings import is_finding
 from pkb_ray.report.metrics import is_launch_bound
@@ -22,7 +23,7 @@ SHORT = {
 
 
 def column_label(model: str, mode: str) -> str:
-    return model if mode == "zeroshot" else f"{model} ({mode})"
+    return recorded_mode(mode).label(model, "{base} ({mode})")
 
 
 @dataclass

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from pkb_ray.modes import recorded_mode
 from pkb_ray.records import CellResult, to_plain
 from pkb_ray.tracking.owner import OWNER_TAG, SweepConflict, conflict_message
 from pkb_ray.tracking.redact import redact, secret_values
@@ -54,9 +55,10 @@ _STOP = object()
 
 
 def run_name(result: CellResult) -> str:
-    """`model/problem/aN` (and `/agent` in agent mode): readable in the runs table."""
+    """`model/problem/aN` (and `/agent` in agent mode, as each mode names itself): readable
+    in the runs table."""
     name = f"{result.key.model}/{result.key.problem}/a{result.key.attempt}"
-    return name if result.key.mode == "zeroshot" else f"{name}/{result.key.mode}"
+    return recorded_mode(result.key.mode).label(name, "{base}/{mode}")
 
 
 def parent_run_name(when: float) -> str:
