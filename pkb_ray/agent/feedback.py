@@ -49,8 +49,8 @@ class AgentPolicy:
 
     def good_enough(self, outcome: EvalResult | None) -> bool:
         """Correct, and at the target speedup. A target of 0 asks for correctness only: a
-        correct result whose timing was `unmeasurable` (no speedup) meets it, where it kept
-        the agent asking for turns it did not need."""
+        correct result whose timing is `unmeasurable` (no speedup) meets it: another turn
+        would not make it more correct."""
         if outcome is None or not outcome.correct:
             return False
         if self.target_speedup <= 0:
