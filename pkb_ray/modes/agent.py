@@ -38,6 +38,7 @@ class Agent(ZeroShot):
     curves = StepCurves(names=("pass@turn", "fast1@turn"), step="turn", axis="turn",
                         plot="pass_at_turn.png")
     keeps_turn_log = True
+    takes_turns = True
 
     def config_errors(self, cfg: RootConfig) -> list[str]:
         if cfg.turns is not None and cfg.turns < 1:

@@ -72,18 +72,16 @@ class Mode:
     keeps_turn_log: ClassVar[bool] = False
     """Its cells span several evaluated turns, each kept as it lands so that a resumed sweep
     evaluates none of them again."""
+    takes_turns: ClassVar[bool] = False
+    """`mode.turns` (and `turns=`) apply: a cell is up to that many answered turns."""
     one_cell: ClassVar[str] = "turn"
-    """What one cell of it makes when `mode.turns` does not apply, for the config's errors."""
+    """What one cell of it makes where `mode.turns` does not apply, for the config's errors."""
 
     # -- config ------------------------------------------------------------------------
     def config_errors(self, cfg: RootConfig) -> list[str]:
-        """What is wrong with the config's mode section, one line per key."""
-        errors = []
-        if cfg.turns is not None:
-            errors.append(f"turns={cfg.turns} applies to mode=agent only")
-        if cfg.mode.turns != 1:
-            errors.append(f"mode.turns applies to mode=agent only ({self.name} makes one {self.one_cell})")
-        return errors
+        """What is wrong with the config's settings of this mode, one line per key (the
+        registry checks `mode.turns` against `takes_turns`)."""
+        return []
 
     def identity_settings(self, cfg: RootConfig) -> dict[str, str]:
         """The settings of `mode.*` that change a cell's result, as identity keys."""

@@ -38,8 +38,17 @@ def recorded_mode(name: str) -> Mode:
 
 
 def mode_config_errors(cfg: RootConfig) -> list[str]:
-    """What is wrong with the config's mode section (its name, then that mode's own checks)."""
+    """What is wrong with the config's mode section: its name, turns where the mode takes
+    none, then that mode's own checks."""
     try:
-        return mode_of(cfg.mode.name).config_errors(cfg)
+        mode = mode_of(cfg.mode.name)
     except UnknownMode as exc:
         return [str(exc)]
+    errors = []
+    if not mode.takes_turns:
+        where = " or ".join(f"mode={m.name}" for m in MODES if m.takes_turns)
+        if cfg.turns is not None:
+            errors.append(f"turns={cfg.turns} applies to {where} only")
+        if cfg.mode.turns != 1:
+            errors.append(f"mode.turns applies to {where} only ({mode.name} makes one {mode.one_cell})")
+    return errors + mode.config_errors(cfg)
