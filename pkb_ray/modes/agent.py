@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pkb_ray.config.flat import canonical
 from pkb_ray.config.schema import RootConfig
-from pkb_ray.modes.base import StageSettings, StepCurves
+from pkb_ray.modes.base import Mode, StageSettings, StepCurves
 from pkb_ray.modes.cell import CellState
-from pkb_ray.modes.zeroshot import GenerationStages, ZeroShot
+from pkb_ray.modes.zeroshot import GenerationStages, best_turn_result
+from pkb_ray.records import CellResult
 
 
 class FeedbackStages(GenerationStages):
@@ -31,10 +32,9 @@ class FeedbackStages(GenerationStages):
         return self.policy.continue_cell(state)
 
 
-class Agent(ZeroShot):
+class Agent(Mode):
     name = "agent"
     title = "feedback agent"
-    in_names = True
     curves = StepCurves(names=("pass@turn", "fast1@turn"), step="turn", axis="turn",
                         plot="pass_at_turn.png")
     keeps_turn_log = True
@@ -50,6 +50,9 @@ class Agent(ZeroShot):
 
     def stages(self, run: StageSettings) -> FeedbackStages:
         return FeedbackStages(run)
+
+    def finalize(self, state: CellState, category: str = "") -> CellResult:
+        return best_turn_result(state, category)
 
     def replies(self, cfg: RootConfig) -> int:
         return cfg.mode.turns
