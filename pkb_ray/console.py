@@ -1,9 +1,9 @@
 """Output that fits the terminal: its width, lines wrapped to it, table columns dropped by
 priority (and named) when a table is wider, figures rounded for a reader.
 
-A table cut at the right edge hid the speedup columns in any terminal narrower than 200
-columns (2026-11-24); a wrapped table is unreadable, so columns are left out instead, the
-least useful first, and a line says which and how to see them (`pkb report --wide`).
+A table cut at the right edge would hide the speedup columns in any terminal narrower than
+200 columns, and a wrapped table is unreadable: so columns are left out instead, the least
+useful first, and a line says which and how to see them (`pkb report --wide`).
 """
 
 from __future__ import annotations

@@ -22,10 +22,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pkb_ray.driver.cells import finalize
-from pkb_ray.driver.pipeline import CellState, Turn
 from pkb_ray.driver.plan import pending_cells, plan_cells
 from pkb_ray.driver.progress import SweepProgress
+from pkb_ray.modes import CellState, Turn, mode_of
 from pkb_ray.records import EvalResult, Generation
 from pkb_ray.store.journal import Journal
 from pkb_ray.tracking.mlflow_tracker import MlflowTracker
@@ -35,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 MODELS = [f"model{i:02d}" for i in range(40)]
 PROBLEMS = [f"problem{i:02d}" for i in range(87)]
 ATTEMPTS = 3
+ZEROSHOT = mode_of("zeroshot")
 
 
 def finished_state(key) -> CellState:
@@ -63,7 +63,7 @@ def main() -> int:
         # A journal half full, as an interrupted 40-model sweep leaves it.
         j = Journal(tmp / "journal.jsonl")
         for key in cells[: args.cells_recorded]:
-            j._fh.write(finalize(finished_state(key)).to_json() + "\n")  # bulk fill, one fsync
+            j._fh.write(ZEROSHOT.finalize(finished_state(key)).to_json() + "\n")  # bulk fill, one fsync
         j.close()
 
         t0 = time.perf_counter()
@@ -80,7 +80,7 @@ def main() -> int:
         for key in recorded:
             state = finished_state(key)
             t = time.perf_counter()
-            result = finalize(state)
+            result = ZEROSHOT.finalize(state)
             journal.append(result)
             tracker.log_cell(result)
             progress.update(key.model, result.status.value, result.generation.cost_usd)

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("pkb_ray.engine",),
     ("pkb_ray.selfcheck", "pkb_ray.generation"),
     ("pkb_ray.agent",),
+    ("pkb_ray.modes",),
     ("pkb_ray.report",),
     ("pkb_ray.tracking",),
     ("pkb_ray.driver",),

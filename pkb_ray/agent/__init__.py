@@ -3,7 +3,7 @@
 mode=agent (feedback.py): after each evaluated turn the model is told how its candidate
 fared and asked for a revision; the driver's pipeline evaluates every turn.
 
-mode=tools, the tool-using agent (issue 17): a model calls check, benchmark, profile, run
+mode=tools, the tool-using agent: a model calls check, benchmark, profile, run
 and submit, each run through the evaluation engine and its sandbox, until it submits or a
 limit ends it.
 
@@ -18,8 +18,8 @@ limit ends it.
   capability.py refuse a model without tool calling at start-up
   redact.py     no harness path, variable or secret in what a model is shown (both modes)
 
-May import records, config, problems, the engine and generation; the driver imports it,
-and hands `execute_on_node` (executor.py) to the engine's node evaluators.
+May import records, config, problems, the engine and generation; modes/ and the driver
+import it, and hand `execute_on_node` (executor.py) to the engine's node evaluators.
 """
 
 from pkb_ray.agent.capability import ToolsUnsupported, require_tool_support

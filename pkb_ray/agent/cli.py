@@ -72,7 +72,7 @@ def eval_request(cfg: RootConfig, problem: str, model: ModelConfig) -> EvalReque
     """The request a zero-shot cell of the same sweep gets: device and size resolved by the
     sweep's own rule (generation/device.py, this machine standing in for the cluster's one
     node), the guard from the model's candidate source, the rest from `eval` (as
-    driver/stages.py builds it)."""
+    modes/stages.py builds it)."""
     from pkb_ray.config.validate import ConfigError
     from pkb_ray.generation.device import decide_device
     from pkb_ray.engine.request import EvalRequest

@@ -37,7 +37,7 @@ def _engine_evaluate(req: EvalRequest, build: BuildResult | None) -> EvalResult:
 def execute_on_node(evaluate_fn: EvaluateFn, cuda_visible_devices: str | None, req: ToolRequest,
                     base: EvalRequest, cfg: AgentConfig, build: BuildResult | None = None) -> ToolOutcome:
     """One tool call on a node evaluator, handed to it as the tool of its `run_tool`
-    (driver/tool_stages.py): the node gives its `evaluate` and its GPUs."""
+    (modes/tools.py): the node gives its `evaluate` and its GPUs."""
     return ToolExecutor(base, cfg, evaluate_fn=evaluate_fn,
                         cuda_visible_devices=cuda_visible_devices).execute(req, build)
 

@@ -6,8 +6,8 @@ survive an interrupt: turn N's response comes from kernels_cache (keyed by turn,
 feedback text, which can differ in timing digits after a re-evaluation) and turn N's
 evaluation from the sweep's turn log.
 
-The driver's stages (driver/stages.py) ask this module; it reads the driver's cells
-through the two protocols below, so that it names nothing of the driver.
+The feedback agent's stages (modes/agent.py) ask this module; it reads their cells through
+the two protocols below, so that it names nothing above it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pkb_ray.records import EvalResult, FailureClass, Generation
 
 
 class Turn(Protocol):
-    """What feedback reads of one turn of a cell (driver/pipeline.py's Turn)."""
+    """What feedback reads of one turn of a cell (modes/cell.py's Turn)."""
 
     @property
     def generation(self) -> Generation: ...
@@ -29,7 +29,7 @@ class Turn(Protocol):
 
 
 class CellState(Protocol):
-    """What feedback reads of a cell (driver/pipeline.py's CellState)."""
+    """What feedback reads of a cell (modes/cell.py's CellState)."""
 
     @property
     def turns(self) -> Sequence[Turn]: ...
@@ -49,8 +49,8 @@ class AgentPolicy:
 
     def good_enough(self, outcome: EvalResult | None) -> bool:
         """Correct, and at the target speedup. A target of 0 asks for correctness only: a
-        correct result whose timing was `unmeasurable` (no speedup) meets it, where it kept
-        the agent asking for turns it did not need."""
+        correct result whose timing is `unmeasurable` (no speedup) meets it: another turn
+        would not make it more correct."""
         if outcome is None or not outcome.correct:
             return False
         if self.target_speedup <= 0:

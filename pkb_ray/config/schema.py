@@ -106,7 +106,7 @@ class TimingConfig:
     per-sample ratios, reference over candidate) is below this. 0.02: about what cuda's
     spread between evaluations adds to every interval (1.96 x 0.010, timing/stats.py), which
     no number of samples narrows; at 0.015 the allreduce expert at 8192x8192 took 60-90
-    samples (1.7-2.6 s) where 20-30 reached 0.02 (H100, 2026-11-26). cpu evaluations end at
+    samples (1.7-2.6 s) where 20-30 reached 0.02 (H100). cpu evaluations end at
     max_timing_s before either (CPU self-check, 36 of 36)."""
     max_timing_s: float = 2.0
     """Wall-clock cap on the sampling loop of one evaluation (it stops at the interval above
@@ -119,10 +119,9 @@ class TimingConfig:
     (at most 64 calls); a sample is the batch's time per call. 0 = one call per sample."""
     cpu_batch_ms: float = 10.0
     """The same on cpu, where a sample of about 1 ms is a few calls against a floor of 0.5-1.5
-    ms. The CPU self-check on a 2-core CPU machine (2026-11-25), geomean and intervals holding
-    1.0 of 12: about 1 ms: 0.947, 0.946, 0.964 (32 of 36); about 10 ms: 1.004, 1.035, 0.979
-    (35 of 36), then 0.989, 0.935, 1.005 (29 of 36). Less biased, not yet within 3%
-    (benchmarks/results/timing_v3_ws1_2026-11-25/NOTES.md)."""
+    ms. The CPU self-check on a 2-core CPU machine, geomean and intervals holding 1.0 of 12:
+    about 1 ms: 0.947, 0.946, 0.964 (32 of 36); about 10 ms: 1.004, 1.035, 0.979 (35 of 36),
+    then 0.989, 0.935, 1.005 (29 of 36). Less biased, not yet within 3%."""
     max_foreign_cpu: float = 0.2
     """cpu: the share of the host's CPU capacity that processes other than the evaluation's
     may use during its timing phase before the result says `unmeasurable` (engine/judge/

@@ -7,6 +7,7 @@ already fails inside Hydra.
 from __future__ import annotations
 
 import re
+from typing import Sequence
 from urllib.parse import urlsplit
 
 from pkb_ray.config.schema import RootConfig
@@ -17,7 +18,6 @@ NODE_TYPE = r"([1-9][0-9]*)x(\S+)"
 _CHOICES = {
     "eval.device": ("auto", "cuda", "cpu"),
     "eval.size": ("auto", "small", "bench"),
-    "mode.name": ("zeroshot", "agent", "tools"),
     "cluster.evaluator_placement": ("auto", "gpu_node", "cpu"),
     "eval.sandbox.mode": ("auto", "bwrap+uid", "bwrap", "uid", "none"),
     "eval.transport": ("auto", "cuda", "host"),
@@ -35,7 +35,9 @@ def _get(cfg: RootConfig, dotted: str) -> object:
     return obj
 
 
-def validate(cfg: RootConfig) -> None:
+def validate(cfg: RootConfig, more: Sequence[str] = ()) -> None:
+    """Raises ConfigError naming every bad value; `more`: errors found by others (the mode's
+    own checks, modes/), said in the same message."""
     errors = []
     for key, allowed in _CHOICES.items():
         value = _get(cfg, key)
@@ -72,15 +74,8 @@ def validate(cfg: RootConfig) -> None:
         errors.append(f"cluster.node_type={cfg.cluster.node_type!r} must be <GPUs per node>x<GPU>, e.g. 8xH100")
     if not isinstance(cfg.cluster.nodes, int) or cfg.cluster.nodes < 1:
         errors.append(f"cluster.nodes={cfg.cluster.nodes!r} must be an integer >= 1")
-    if cfg.turns is not None:
-        if cfg.mode.name != "agent":
-            errors.append(f"turns={cfg.turns} applies to mode=agent only")
-        elif cfg.turns < 1:
-            errors.append(f"turns={cfg.turns!r} must be an integer >= 1")
-    if cfg.mode.name in ("zeroshot", "tools") and cfg.mode.turns != 1:
-        errors.append(f"mode.turns applies to mode=agent only ({cfg.mode.name} makes one "
-                      + ("turn)" if cfg.mode.name == "zeroshot" else "episode per cell: see mode.tools.limits)"))
     errors += tracking_uri_errors(cfg.tracking.uri)
+    errors += more
     if errors:
         raise ConfigError("invalid config:\n  " + "\n  ".join(errors))
 

@@ -10,6 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.config.validate import ConfigError, validate
+from pkb_ray.modes import mode_config_errors
 
 EXIT_OK = 0
 EXIT_INTERNAL_ERROR = 1
@@ -57,7 +58,7 @@ def typed_config(dcfg: DictConfig) -> RootConfig:
         full_key = str(getattr(exc, "full_key", "") or "KEY")
         raise refuse(f"pkb: {exc}".splitlines()[0] + f" (set it on the command line: {full_key}=...)")
     try:
-        validate(cfg)
+        validate(cfg, more=mode_config_errors(cfg))
     except (ConfigError, ValueError, KeyError) as exc:
         raise refuse(f"pkb: {exc}")
     if cfg.turns is not None:

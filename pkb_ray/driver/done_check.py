@@ -4,7 +4,7 @@ Each invocation keeps its plan in `sweeps/<name>/plan.json`: a digest of what de
 plan (the composed config, the harness version, the problem source's files) and the record
 ids it planned. A later invocation with the same digest whose record ids are all in the
 journal has nothing to run: it says so and exits in about a second, where starting Ray and
-the evaluators to find that out took 24 s on a 2-core machine (2026-11-24).
+the evaluators to find that out takes 24 s on a 2-core machine.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.config.validate import NODE_TYPE
 from pkb_ray.driver.progress import CONTENTION, SECONDS_PER_CELL, _duration, estimate_s
+from pkb_ray.modes import mode_of
 
 ASSUMED_OUTPUT_TOKENS = 8000
 """Output tokens per reply the expected API cost counts: a kernel of a few hundred lines
@@ -150,12 +151,12 @@ class ModelCost:
 
 def api_costs(models: Sequence[ModelConfig], cells_per_model: Mapping[str, int], prompt_tokens: float,
               cfg: RootConfig) -> list[ModelCost]:
-    """Each API model's spend for its pending cells: one reply per cell (zeroshot), up to
-    `mode.turns` (agent), or bounded by the episode's dollar limit (tools)."""
+    """Each API model's spend for its pending cells, as the sweep's mode bounds it (a reply
+    per cell, a reply per turn, or an episode's dollar limit)."""
     from pkb_ray.generation.client import list_price_usd
     from pkb_ray.generation.sources import source_for
 
-    replies = cfg.mode.turns if cfg.mode.name == "agent" else 1
+    mode = mode_of(cfg.mode.name)
     out = []
     for m in models:
         n = cells_per_model.get(m.name, 0)
@@ -163,11 +164,7 @@ def api_costs(models: Sequence[ModelConfig], cells_per_model: Mapping[str, int],
             continue
         one, source = list_price_usd(m, int(prompt_tokens), ASSUMED_OUTPUT_TOKENS)
         most, _ = list_price_usd(m, int(prompt_tokens), m.max_output_tokens)
-        if cfg.mode.name == "tools":
-            expected, ceiling = None, n * cfg.mode.tools.limits.usd
-        else:
-            expected = None if one is None else n * replies * one
-            ceiling = None if most is None else n * replies * most
+        expected, ceiling = mode.api_cost_usd(cfg, n, one, most)
         out.append(ModelCost(m.name, n, expected, ceiling, source))
     return out
 
@@ -178,21 +175,10 @@ def api_lines(costs: list[ModelCost], prompt_tokens: float, cfg: RootConfig, mis
         return []
     expected = sum(c.expected_usd or 0.0 for c in costs)
     ceiling = sum(c.ceiling_usd or 0.0 for c in costs)
-    unpriced = [c.model for c in costs if c.expected_usd is None and cfg.mode.name != "tools"]
+    unpriced = [c.model for c in costs if c.expected_usd is None and c.ceiling_usd is None]
     cells = sum(c.cells for c in costs)
-    per = {"agent": f" x up to {cfg.mode.turns} turns (mode.turns; later turns also resend the conversation)",
-           "tools": ""}.get(cfg.mode.name, "")
-    lines = []
-    if cfg.mode.name == "tools":
-        lines.append(f"API estimate: at most ${ceiling:,.2f} for {cells} tool-agent episodes "
-                     f"(mode.tools.limits.usd = ${cfg.mode.tools.limits.usd:g} each)")
-    else:
-        lines.append(
-            f"API estimate: about ${expected:,.2f} for {cells} replies{per}, at most ${ceiling:,.2f} "
-            f"(each reply at its model's max_output_tokens); assumes {prompt_tokens:,.0f} prompt tokens "
-            f"(the mean prompt, at 4 characters a token) and {ASSUMED_OUTPUT_TOKENS:,} output tokens "
-            "a reply, at litellm's list prices (else the model config's); replies already in "
-            "kernels_cache cost nothing, counted here all the same")
+    mode = mode_of(cfg.mode.name)
+    lines = [mode.api_estimate(cfg, expected, ceiling, cells, prompt_tokens, ASSUMED_OUTPUT_TOKENS)]
     costly = sorted((c for c in costs if c.expected_usd or c.ceiling_usd),
                     key=lambda c: -(c.expected_usd or c.ceiling_usd or 0.0))
     if len(costly) > 1:

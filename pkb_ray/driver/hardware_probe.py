@@ -1,13 +1,11 @@
-"""The hardware profile a sweep's prompts describe, asked of one evaluating node at plan time.
+"""The hardware profile a sweep's prompts describe, asked of its evaluators at plan time.
 
-The plan needs it before any evaluator exists: the prompt's hash is part of every API
-cell's identity, so the cells already recorded are known only once the prompt is. One
-NodeEvaluator is started on the first GPU node that can hold the sweep (the node the
-evaluators list first), holding all that node's GPUs as the evaluators will (so it has
-their fingerprint and reads their cached profile), asked `hardware_profile`, and killed;
-no placement group is made, so nothing is left reserved. On a mixed cluster the prompts
-describe that one node, and the sweep says so (each cell records the fingerprint of the
-node that evaluated it).
+The plan needs it before any cell runs: the prompt's hash is part of every API cell's
+identity, so the cells already recorded are known only once the prompt is. The sweep
+starts its evaluators for it (one per GPU node that can hold the sweep, each holding all
+that node's GPUs, first by address), asks the first one `hardware_profile`, and keeps them
+for the run. On a mixed cluster the prompts describe that one node, and the sweep says so
+(each cell records the fingerprint of the node that evaluated it).
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import json
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.checks import refuse, say
@@ -25,8 +23,12 @@ if TYPE_CHECKING:
     from pkb_ray.engine.hardware import HardwareProfile
 
 PROBE_TIMEOUT_S = 600.0
-"""Start (Ray places the actor once the node's GPUs are free) plus a first measurement:
-about 1 s per GPU pair and 3 s, under evaluation.PROFILE_TIMEOUT_S (300 s) of its own."""
+"""A first measurement on a started evaluator: about 1 s per GPU pair and 3 s, bounded at
+300 s by the engine's own limit; a node busy with another sweep's work answers later."""
+
+Measure = Callable[[], "HardwareProfile | None"]
+"""Asks the evaluating nodes for their profile (the sweep's evaluators); raises, or returns
+None, when none can be had."""
 
 
 PROFILE_FILE = "hardware_profile.json"
@@ -48,7 +50,7 @@ NOT_MEASURED = {"not_measured": True}
 
 
 def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], sweep_dir: Path,
-                  probe: bool = True) -> SweepProfile:
+                  measure: Measure | None) -> SweepProfile:
     """The profile a sweep's prompts describe, the same on every run of the sweep.
 
     The prompt's hash is part of every API cell's identity, episode journal and
@@ -57,20 +59,20 @@ def sweep_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], s
     plan every API cell anew, hide what was recorded and pay for it again. So the first
     run's profile (or that it had none) is kept in the sweep's directory and every later
     run reuses it (sweep.fresh=true measures again); a run on other GPUs is refused. Writes
-    nothing: the caller keeps `to_keep` once the sweep's sinks are open. Not `probe` (a dry
+    nothing: the caller keeps `to_keep` once the sweep's sinks are open. No `measure` (a dry
     run): the kept profile, else none (the design target's text), and no node is asked."""
     if not needs_profile(device, models):
         return SweepProfile(None)
     path = sweep_dir / PROFILE_FILE
     kept = None if cfg.sweep.fresh else _read(path)
-    if not probe:
+    if measure is None:
         return SweepProfile(_profile(kept) if kept is not None and kept != NOT_MEASURED else None)
     if kept == NOT_MEASURED:
         say(f"pkb: this sweep's prompts were written without a measured hardware profile ({path}); "
             "they stay so (sweep.fresh=true measures again)")
         return SweepProfile(None)
     saved = _profile(kept) if kept is not None else None
-    probed = prompt_profile(cfg, device, models, quiet=saved is not None)
+    probed = prompt_profile(cfg, device, models, measure, quiet=saved is not None)
     if saved is None:
         return SweepProfile(probed, asdict(probed) if probed is not None else dict(NOT_MEASURED))
     if probed is None:
@@ -116,16 +118,16 @@ def needs_profile(device: str, models: Sequence[ModelConfig]) -> bool:
     return device == "cuda" and any(source_for(m).calls_api for m in models)
 
 
-def prompt_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig],
+def prompt_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig], measure: Measure,
                    quiet: bool = False) -> HardwareProfile | None:
     """The profile the prompts are written from: None on cpu, or when no model of the sweep
-    calls an API (no prompt is built, and no GPU time is spent on it); else the first GPU
-    node's, or None (said, unless `quiet`) when none can be had, and the prompts state the
-    design target."""
+    calls an API (no prompt is built, and no GPU time is spent on it); else `measure`'s, or
+    None (said, unless `quiet`) when none can be had, and the prompts state the design
+    target."""
     if not needs_profile(device, models):
         return None
     try:
-        profile, why = node_hardware_profile(cfg.eval.world_size, cfg.eval.cache_dir)
+        profile, why = measure(), "the evaluating node gave none"
     except Exception as exc:  # noqa: BLE001: a failed probe costs the measured text, not the sweep
         profile, why = None, f"{type(exc).__name__}: {exc}"
     if profile is None and not quiet:
@@ -134,30 +136,20 @@ def prompt_profile(cfg: RootConfig, device: str, models: Sequence[ModelConfig],
     return profile
 
 
-def node_hardware_profile(world_size: int, cache_dir: str,
-                          timeout_s: float = PROBE_TIMEOUT_S) -> tuple[HardwareProfile | None, str]:
-    """(profile, why it is None) from the first alive node with >= world_size GPUs."""
+def evaluator_profile(actors: Sequence[Any], world_size: int, cache_dir: str,
+                      timeout_s: float = PROBE_TIMEOUT_S) -> HardwareProfile | None:
+    """The profile of the node the first of the sweep's evaluators holds (whole GPU nodes,
+    first by address: engine `start_node_evaluators`); said when the nodes differ."""
     import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from pkb_ray.engine.node_evaluator import NodeEvaluator, gpu_nodes_in_cluster
+    from pkb_ray.engine import gpu_nodes_in_cluster
 
-    nodes = [n for n in gpu_nodes_in_cluster() if n["gpus"] >= world_size]
-    if not nodes:
-        return None, f"no alive node has >= {world_size} GPUs"
-    node = nodes[0]
-    note = mixed_gpus_note(nodes)
+    if not actors:
+        raise RuntimeError("no evaluator started")
+    note = mixed_gpus_note([n for n in gpu_nodes_in_cluster() if n["gpus"] >= world_size])
     if note:
         say(note)
-    actor = NodeEvaluator.options(
-        num_cpus=1, num_gpus=node["gpus"], max_restarts=0,
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node["node_id"], soft=False),
-    ).remote("cuda")
-    try:
-        profile = ray.get(actor.hardware_profile.remote(cache_dir), timeout=timeout_s)
-    finally:
-        ray.kill(actor)
-    return profile, "" if profile is not None else f"measuring on node {node['address']} failed"
+    return ray.get(actors[0].hardware_profile.remote(cache_dir), timeout=timeout_s)
 
 
 def mixed_gpus_note(nodes: list[dict]) -> str:

@@ -16,26 +16,16 @@ own instead of being refused by, or mixed into, another's.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
 from collections import Counter
-from typing import Any
 
+from pkb_ray.config.flat import canonical, flatten
 from pkb_ray.config.schema import ModelConfig, RootConfig
 from pkb_ray.driver.checks import model_names
+from pkb_ray.modes import mode_of
 from pkb_ray.records import HARNESS_KEY, SOURCE_KEY, CellResult, identity_value
-
-
-def _s(value: Any) -> str:
-    """Canonical text of a config value (JSON, so 2 and 2.0 differ as the config does;
-    a string as itself)."""
-    if isinstance(value, str):
-        return value
-    if dataclasses.is_dataclass(value):
-        value = dataclasses.asdict(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def normalized_source(source: str) -> str:
@@ -52,20 +42,11 @@ def normalized_source(source: str) -> str:
 NOT_IDENTITY = {"eval.cache_dir", "eval.sandbox.bwrap_path"}
 
 
-def _flatten(prefix: str, obj: Any) -> dict[str, str]:
-    if dataclasses.is_dataclass(obj):
-        out: dict[str, str] = {}
-        for f in dataclasses.fields(obj):
-            out.update(_flatten(f"{prefix}.{f.name}", getattr(obj, f.name)))
-        return out
-    return {prefix: _s(obj)}
-
-
 def sweep_settings(cfg: RootConfig, device: str, size: str, harness_version: str) -> dict[str, str]:
     """The sweep-wide part of every cell's identity: every `eval.*` setting (a field added
     to EvalConfig joins by itself) with `device` and `size` as resolved (`auto` is never
     recorded), the problems source and the harness version."""
-    out = {k: v for k, v in _flatten("eval", cfg.eval).items() if k not in NOT_IDENTITY}
+    out = {k: v for k, v in flatten("eval", cfg.eval).items() if k not in NOT_IDENTITY}
     out.update({"eval.device": device, "eval.size": size,
                 SOURCE_KEY: normalized_source(cfg.problems.source), HARNESS_KEY: harness_version})
     return out
@@ -75,20 +56,6 @@ def sha16(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def mode_settings(cfg: RootConfig) -> dict[str, str]:
-    """The mode's settings that change a cell's result: agent mode's turns and target; tools
-    mode's limits, tool sizes and tool protocol (not `tool_models`, a capability note)."""
-    if cfg.mode.name == "agent":
-        return {"mode.turns": _s(cfg.mode.turns), "mode.target_speedup": _s(cfg.mode.target_speedup)}
-    if cfg.mode.name == "tools":
-        from pkb_ray.agent.model import TOOL_PROTOCOL
-
-        out = {k: v for k, v in _flatten("mode.tools", cfg.mode.tools).items() if k != "mode.tools.tool_models"}
-        out["mode.tool_protocol"] = TOOL_PROTOCOL
-        return out
-    return {}
-
-
 def cell_identity(sweep: dict[str, str], model: ModelConfig, problem_version: str,
                   prompt_hash: str | None, candidate_source: str | None,
                   mode: dict[str, str] | None = None) -> dict[str, str]:
@@ -96,7 +63,7 @@ def cell_identity(sweep: dict[str, str], model: ModelConfig, problem_version: st
 
     `prompt_hash`: the first prompt's hash, for API models. `candidate_source`: what a
     pseudo-model serves (the reference, or the expert solution, which is not part of the
-    problem's version). `mode`: `mode_settings(cfg)`."""
+    problem's version). `mode`: the mode's `identity_settings(cfg)`."""
     from pkb_ray.generation.models import sampling_params
     from pkb_ray.generation.sources import source_for
 
@@ -107,9 +74,9 @@ def cell_identity(sweep: dict[str, str], model: ModelConfig, problem_version: st
     else:
         identity["prompt_hash"] = prompt_hash or ""
         identity["model.model_id"] = model.model_id
-        identity["model.api_base"] = _s(model.api_base)
+        identity["model.api_base"] = canonical(model.api_base)
         for key, value in sampling_params(model).items():
-            identity[f"model.{key}"] = _s(value)
+            identity[f"model.{key}"] = canonical(value)
     identity.update(mode or {})
     return identity
 
@@ -119,16 +86,16 @@ def result_settings(cfg: RootConfig) -> dict[str, str]:
     device is resolved): the models asked for, the problems, attempts, the mode's settings
     and every `eval.*` setting a cell's identity holds. Where it runs (cluster.*), where it
     records (tracking.*, sweep.*), caches and a budget are left out: they change no result."""
-    out = {k: v for k, v in _flatten("eval", cfg.eval).items() if k not in NOT_IDENTITY}
+    out = {k: v for k, v in flatten("eval", cfg.eval).items() if k not in NOT_IDENTITY}
     names = model_names(cfg)
     if names:
-        out["models"] = _s(names)
+        out["models"] = canonical(names)
     else:  # one model: a template (openai_compatible) is one config for many endpoints
         out.update({"model.name": cfg.model.name, "model.model_id": cfg.model.model_id,
-                    "model.api_base": _s(cfg.model.api_base)})
-    out.update({"problems.ids": _s(list(cfg.problems.ids)), "problems.cpu_ids": _s(list(cfg.problems.cpu_ids)),
-                SOURCE_KEY: normalized_source(cfg.problems.source), "attempts": _s(cfg.attempts),
-                "mode.name": cfg.mode.name, **mode_settings(cfg)})
+                    "model.api_base": canonical(cfg.model.api_base)})
+    out.update({"problems.ids": canonical(list(cfg.problems.ids)),
+                "problems.cpu_ids": canonical(list(cfg.problems.cpu_ids)), SOURCE_KEY: normalized_source(cfg.problems.source), "attempts": canonical(cfg.attempts),
+                "mode.name": cfg.mode.name, **mode_of(cfg.mode.name).identity_settings(cfg)})
     return out
 
 
@@ -142,9 +109,9 @@ def default_sweep_name(cfg: RootConfig, models: list[str], device: str) -> str:
         who = "all" if asked == ["all"] else "all+" + "+".join(n for n in asked if n != "all")
     else:
         who = "+".join(models) if len(models) <= 3 else f"{models[0]}+{len(models) - 1}more"
-    mode = "" if cfg.mode.name == "zeroshot" else f"-{cfg.mode.name}"
     digest = sha16(json.dumps(result_settings(cfg), sort_keys=True))[:6]
-    return f"{who}{mode}-{device}-{digest}".replace("/", "_")
+    named = mode_of(cfg.mode.name).label(who, "{base}-{mode}")
+    return f"{named}-{device}-{digest}".replace("/", "_")
 
 
 def settings_changes(records: list[CellResult], sweep: dict[str, str]) -> list[str]:

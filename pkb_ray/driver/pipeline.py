@@ -19,13 +19,12 @@ its scheduling is tested with plain functions (tests/driver/test_pipeline.py).
 from __future__ import annotations
 
 import collections
-import dataclasses
 import logging
-from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from pkb_ray.engine.build import BuildResult
-from pkb_ray.records import CellKey, EvalResult, FailureClass, Generation, record_id_of
+from pkb_ray.engine import BuildResult
+from pkb_ray.modes import CellState, Turn
+from pkb_ray.records import CellKey, EvalResult, FailureClass, Generation
 from pkb_ray.store.harness_tries import MAX_TRIES as MAX_HARNESS_TRIES
 
 log = logging.getLogger(__name__)
@@ -46,62 +45,6 @@ Wait = Callable[[list[Any], float], list[Any]]
 """wait(handles, timeout_s) -> the handles that are done (at least one unless it timed out)."""
 Get = Callable[[Any], Any]
 """get(handle) -> the stage's value; raises StageLost or StageFailed."""
-
-
-@dataclass
-class Turn:
-    """One generate -> build -> evaluate round of a cell."""
-
-    generation: Generation
-    build: BuildResult | None = None
-    evaluation: EvalResult | None = None
-    tool: Any = None
-    """Tools mode: the agent.tools.ToolOutcome of this turn's tool call (profile and run
-    have no `evaluation`; check, benchmark and submit have both)."""
-
-    def outcome(self) -> EvalResult | None:
-        """The turn's result as an EvalResult; a build failure becomes one (not compiled)."""
-        if self.build is not None and not self.build.ok:
-            return EvalResult(
-                failure=self.build.failure,
-                message=self.build.message,
-                build_log=self.build.log,
-                compile_seconds=self.build.compile_seconds,
-                flags=list(self.build.flags),
-            )
-        if self.evaluation is None or self.build is None:
-            return self.evaluation
-        return dataclasses.replace(
-            self.evaluation,
-            build_log=self.build.log or self.evaluation.build_log,
-            compile_seconds=self.build.compile_seconds or self.evaluation.compile_seconds,
-            flags=sorted(set(self.evaluation.flags) | set(self.build.flags)),
-        )
-
-
-@dataclass
-class CellState:
-    """One cell moving through the pipeline; agent mode adds turns to the same state."""
-
-    key: CellKey
-    turns: list[Turn] = field(default_factory=list)
-    evaluator_losses: int = 0
-    identity: dict[str, str] = field(default_factory=dict)
-    """What the cell will be recorded under (driver/identity.py); empty in bare tests."""
-
-    @property
-    def record_id(self) -> str:
-        """The journal key this cell is recorded under (CellResult.record_id)."""
-        return record_id_of(self.key, self.identity)
-
-    @property
-    def turn(self) -> int:
-        """The number of the turn being generated or last generated (1-based)."""
-        return max(1, len(self.turns))
-
-    @property
-    def current(self) -> Turn:
-        return self.turns[-1]
 
 
 class Stages(Protocol):

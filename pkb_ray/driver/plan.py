@@ -10,8 +10,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Collection, Mapping
 
 from pkb_ray.config.schema import ModelConfig, RootConfig
-from pkb_ray.driver.identity import cell_identity, mode_settings
-from pkb_ray.driver.pipeline import CellState
+from pkb_ray.driver.identity import cell_identity
+from pkb_ray.modes import CellState, mode_of
 from pkb_ray.driver.progress import CONTENTION, SECONDS_PER_CELL, _duration, estimate_s
 from pkb_ray.records import CellKey, record_id_of
 
@@ -228,7 +228,7 @@ def build_plan(cfg: RootConfig, models: list[ModelConfig], problems: dict[str, P
     kept = with_candidates(keys, has_candidate)
     api = any(src.calls_api for src in sources.values())
     prompts = first_prompts(problems, context) if api else {}
-    mode = mode_settings(cfg)
+    mode = mode_of(cfg.mode.name).identity_settings(cfg)
     by_name = {m.name: m for m in models}
     done = set(done)
     cells = []

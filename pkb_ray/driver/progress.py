@@ -42,8 +42,8 @@ class InFlight:
 
 # Measured seconds per evaluated cell, for the estimate said before a sweep starts (the
 # ETA then follows the sweep's own rate). cpu: 12 representative cells in 120 s on a 2-core
-# machine shared with other work, one evaluator (2026-11-25); cuda: 10 collective cells in
-# 71 s on one H200x2 node (benchmarks/results/mlflow_ui_2026-11-23/NOTES.md).
+# machine shared with other work, one evaluator; cuda: 10 collective cells in 71 s on one
+# H200x2 node.
 SECONDS_PER_CELL = {"cpu": 10.0, "cuda": 7.1}
 STARTUP_S = {"cpu": 20.0, "cuda": 30.0}
 """Ray, the evaluators and the trackers, before the first cell (cpu: 19 s measured)."""

@@ -21,7 +21,7 @@ import os
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -38,16 +38,20 @@ from pkb_ray.driver.checks import (
     sweep_models,
     typed_config,
 )
-from pkb_ray.driver.cells import finalize
 from pkb_ray.driver.hardware_probe import SweepProfile
-from pkb_ray.driver.pipeline import CellState, Pipeline
+from pkb_ray.driver.pipeline import Pipeline
 from pkb_ray.driver.plan import SweepPlan
 from pkb_ray.driver.progress import STARTUP_S, InFlight, SweepProgress
+from pkb_ray.engine import HARNESS_VERSION
 from pkb_ray.generation.device import DeviceDecision
+from pkb_ray.modes import CellState, Mode, StageSettings, mode_of, prompt_context
 from pkb_ray.records import CellResult, RecordError
 from pkb_ray.store import Journal, TurnLog, current_records, read_journal
 from pkb_ray.store.harness_tries import HarnessTries
 from pkb_ray.tracking import SweepConflict, SweepSummary, Tracker, trackers_for
+
+if TYPE_CHECKING:
+    from pkb_ray.problems import Problem
 
 # MLflow logs its database set-up at INFO ("Creating initial MLflow database tables...") on
 # every new store: library chatter in a newcomer's first output. Warnings still show.
@@ -58,6 +62,8 @@ class Sweep:
     def __init__(self, dcfg: DictConfig) -> None:
         self.dcfg = dcfg
         self.cfg: RootConfig
+        self.mode: Mode
+        """The sweep's mode (modes/): its checks, stages, turn log and finalisation."""
         self.models: list[ModelConfig] = []
         self.problems: dict[str, Any] = {}
         self.categories: dict[str, str] = {}
@@ -76,6 +82,8 @@ class Sweep:
         self._pipeline: Pipeline | None = None
         self._actors: list = []
         """Every node actor started, closed at the end (their sandboxes and run roots go)."""
+        self._probed: list = []
+        """The node actors the plan started to ask for the hardware profile; the run's first."""
         self.evaluator_class: Any = None
         """The node actor class (None: the engine's NodeEvaluator); scripts/bench_cluster.py
         sets one that simulates evaluations, and says so."""
@@ -83,6 +91,8 @@ class Sweep:
         self.fallback = ""
         """`asked -> ran: why` when the device decision replaced the models (else "")."""
         self.problem_note = ""
+        self._load_errors: list = []
+        """What failed to load of the problems (said once, when loaded)."""
         self.left_out = ""
         self.auto_named = False
         """sweep.name was unset: the sweep is named from its settings (identity.default_sweep_name)."""
@@ -97,94 +107,178 @@ class Sweep:
         Refused (its reason said) when a check fails, or with EXIT_OK when the sweep is
         done already. `dry_run`: plan without asking anything beyond this machine: no Ray
         (the nodes are cluster.node_type x cluster.nodes, driver/estimate.py), no hardware
-        probe, and models without their API key planned too (and counted)."""
-        from pkb_ray.config.validate import ConfigError
-        from pkb_ray.driver.estimate import planned_nodes
-        from pkb_ray.driver.hardware_probe import sweep_profile
-        from pkb_ray.driver.identity import default_sweep_name, refusal, settings_changes, sweep_settings
-        from pkb_ray.driver.plan import at_world_size, build_plan, device_refusals
-        from pkb_ray.driver.stages import prompt_context
-        from pkb_ray.engine.version import HARNESS_VERSION
-        from pkb_ray.generation.device import decide_device, needs_gpus, runs_on_cpu_without_api
-        from pkb_ray.generation.models import load_model_config, missing_api_key
-        from pkb_ray.generation.sources import source_for
-        from pkb_ray.problems import load_problems
+        probe, and models without their API key planned too (and counted).
+
+        In three phases: the problems (loaded once), the device (and the models that run
+        there), the cells. Where the prompts describe measured hardware, the third starts
+        the sweep's evaluators to ask them, and the run keeps them."""
+        from pkb_ray.generation.models import missing_api_key
 
         cfg = self.cfg = typed_config(self.dcfg)
+        self.mode = mode_of(cfg.mode.name)
         self.auto_named = cfg.sweep.name is None
         if not cfg.sweep.fresh and self._nothing_to_run():
             raise Refused(EXIT_OK)
-        usable = sweep_models(cfg, require_keys=not dry_run)
-        self.missing_keys = sum(1 for m in usable if missing_api_key(m)) if dry_run else 0
+        asked = sweep_models(cfg, require_keys=not dry_run)
+        self.missing_keys = sum(1 for m in asked if missing_api_key(m)) if dry_run else 0
+        loaded = self._load_problems()
+        self.models = self._decide_device(asked, dry_run)
+        self._select_problems(loaded)
+        self._check_models()
+        try:
+            return self._plan_cells(dry_run)
+        except BaseException:  # refused after the probe started evaluators: they go now
+            self._close_evaluators()
+            raise
 
-        def select(ids: list[str]) -> None:
-            problem_set = load_problems(cfg.problems.source, ids or None)
-            for err in problem_set.errors:
-                say(f"pkb: {err}")
-            if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
-                raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
-            self.problems, self.left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
-            if not self.problems:
-                if self.left_out:
-                    say(f"pkb: {self.left_out}")
-                raise refuse(f"pkb: no selected problem runs at eval.world_size={cfg.eval.world_size}")
-            self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
+    def _load_problems(self) -> dict[str, Problem]:
+        """Phase 1: the problems `problems.ids` names, or every problem (`problems.cpu_ids`
+        picks among them once the device is known), loaded once; refused here, before Ray
+        starts, when an id is unknown or none runs at the world size."""
+        from pkb_ray.driver.plan import at_world_size
+        from pkb_ray.problems import load_problems
 
-        select(list(cfg.problems.ids))
+        cfg = self.cfg
+        problem_set = load_problems(cfg.problems.source, list(cfg.problems.ids) or None)
+        self._load_errors = problem_set.errors
+        for err in problem_set.errors:
+            say(f"pkb: {err}")
+        if any(e.field == "id" for e in problem_set.errors) or not problem_set.problems:
+            raise refuse("pkb: fix the problem selection above (problems.ids / problems.source)")
+        kept, left_out = at_world_size(problem_set.problems, cfg.eval.world_size)
+        if not kept:
+            self._no_problem_at_world_size(left_out)
+        return problem_set.problems
 
+    def _no_problem_at_world_size(self, left_out: str | None) -> None:
+        if left_out:
+            say(f"pkb: {left_out}")
+        raise refuse(f"pkb: no selected problem runs at eval.world_size={self.cfg.eval.world_size}")
+
+    def _decide_device(self, asked: list[ModelConfig], dry_run: bool) -> list[ModelConfig]:
+        """Phase 2: where the cells are evaluated (device, size, GPU groups), and the models
+        that run there: the asked ones, or the CPU self-check's where no GPU node can hold
+        the sweep (`fallback`, said)."""
+        from pkb_ray.config.validate import ConfigError
+        from pkb_ray.driver.estimate import planned_nodes
+        from pkb_ray.generation.device import decide_device, needs_gpus, runs_on_cpu_without_api
+        from pkb_ray.generation.models import load_model_config
+
+        cfg = self.cfg
         if dry_run:
-            self.nodes = planned_nodes(cfg, cpu_here=needs_gpus(usable) or runs_on_cpu_without_api(usable))
+            self.nodes = planned_nodes(cfg, cpu_here=needs_gpus(asked) or runs_on_cpu_without_api(asked))
             nodes = self.nodes.as_ray_nodes()
         else:
             nodes = self._ray_nodes()
         try:
-            decision = self.decision = decide_device(cfg, usable, nodes)
+            decision = self.decision = decide_device(cfg, asked, nodes)
         except ConfigError as exc:
             raise refuse(f"pkb: {exc}")
-        if decision.models:
-            self.fallback = (f"{','.join(m.name for m in usable)} -> {','.join(decision.models)}: "
-                             f"no Ray node with >= {cfg.eval.world_size} GPUs (CPU self-check)")
-            usable = [load_model_config(name) for name in decision.models]
-        if decision.device == "cpu" and cfg.problems.cpu_ids and not cfg.problems.ids:
-            select(list(cfg.problems.cpu_ids))  # problems=auto on CPU: the representative set
-            self.problem_note = (f"{len(self.problems)} representative problems, one per category "
+        if not decision.models:
+            return asked
+        self.fallback = (f"{','.join(m.name for m in asked)} -> {','.join(decision.models)}: "
+                         f"no Ray node with >= {cfg.eval.world_size} GPUs (CPU self-check)")
+        return [load_model_config(name) for name in decision.models]
+
+    def _select_problems(self, loaded: dict[str, Problem]) -> None:
+        """The problems the cells cover on the decided device: on CPU with `problems=auto`,
+        the representative set (`problems.cpu_ids`); those that run at the world size."""
+        from pkb_ray.driver.plan import at_world_size
+
+        cfg = self.cfg
+        if self.decision.device == "cpu" and cfg.problems.cpu_ids and not cfg.problems.ids:
+            loaded = self._representative(loaded)
+            self.problem_note = (f"{len(loaded)} representative problems, one per category "
                                  "(problems=all runs every problem)")
-        if self.left_out:  # of the final selection (the representative set may leave none out)
+        self.problems, self.left_out = at_world_size(loaded, cfg.eval.world_size)
+        if not self.problems:
+            self._no_problem_at_world_size(self.left_out)
+        self.categories = {pid: p.spec.category for pid, p in self.problems.items()}
+        if self.left_out:
             say(f"pkb: {self.left_out}")
-        if decision.notice:
-            say(decision.notice)
+        if self.decision.notice:
+            say(self.decision.notice)
         if self.problem_note:
             say(f"pkb: {self.problem_note}")
-        refused = device_refusals(usable, decision.device)
+
+    def _representative(self, loaded: dict[str, Problem]) -> dict[str, Problem]:
+        """`problems.cpu_ids` among the loaded problems; one that did not load was said."""
+        from pkb_ray.problems import builtin_dir
+        from pkb_ray.problems.common import unknown_id_error
+
+        source = self.cfg.problems.source
+        failed = {e.problem for e in self._load_errors}
+        unknown = [pid for pid in self.cfg.problems.cpu_ids if pid not in loaded and pid not in failed]
+        if unknown:
+            where = str(builtin_dir()) if source == "builtin" else source
+            for pid in unknown:
+                say(f"pkb: {unknown_id_error(pid, sorted(loaded), where)}")
+            raise refuse("pkb: fix the problem selection above (problems.cpu_ids / problems.source)")
+        return {pid: loaded[pid] for pid in self.cfg.problems.cpu_ids if pid in loaded}
+
+    def _check_models(self) -> None:
+        """Refuse models that cannot run on the device or in the mode (nothing has run)."""
+        from pkb_ray.driver.plan import device_refusals
+
+        refused = device_refusals(self.models, self.decision.device)
         if refused:
             raise refuse("pkb: " + "\n  ".join(refused) + "\nNothing ran. Evaluate on GPUs (eval.device=cuda "
                          "on a GPU node or cluster), or check the pipeline on CPU with model=reference.")
-        if cfg.mode.name == "tools":
-            self._require_tools(usable)
-        self.models = usable
-        if self.auto_named:
-            cfg.sweep.name = default_sweep_name(cfg, [m.name for m in usable], decision.device)
+        refused = self.mode.refusals(self.cfg, self.models)
+        if refused:
+            raise refuse(f"pkb: mode={self.mode.name}: " + "\n  ".join(refused) + "\nNothing ran.")
 
+    def _plan_cells(self, dry_run: bool) -> SweepPlan:
+        """Phase 3: every cell with the identity it is recorded under, against the journal.
+        An API cell's identity holds its prompt's hash, so the prompts' hardware profile
+        comes first (asked of the evaluators, driver/hardware_probe.py; a dry run asks none)."""
+        from pkb_ray.driver.hardware_probe import sweep_profile
+        from pkb_ray.driver.identity import default_sweep_name, refusal, settings_changes, sweep_settings
+        from pkb_ray.driver.plan import build_plan
+
+        cfg, decision = self.cfg, self.decision
+        if self.auto_named:
+            cfg.sweep.name = default_sweep_name(cfg, [m.name for m in self.models], decision.device)
         settings = sweep_settings(cfg, decision.device, decision.size, HARNESS_VERSION)
         self.sweep_dir = Path(cfg.sweep.root) / cfg.sweep.name
-        journal_path = self.sweep_dir / "journal.jsonl"
-        try:
-            recorded = read_journal(journal_path) if journal_path.exists() and not cfg.sweep.fresh else []
-        except RecordError as exc:
-            raise refuse(f"pkb: {exc}")
-        self.profile = sweep_profile(cfg, decision.device, usable, self.sweep_dir,  # measured hardware text
-                                     probe=not dry_run)
-        context = prompt_context(cfg, decision.device, decision.size, self.profile.profile)
-        if any(source_for(m).calls_api for m in usable):  # prompts are built: describe inputs once, here
-            context = context.with_inputs(self.problems)
-        self.context = context
+        recorded = self._recorded()
+        self.profile = sweep_profile(cfg, decision.device, self.models, self.sweep_dir,
+                                     measure=None if dry_run else self._node_profile)
+        self.context = self._prompt_context()
         changes = settings_changes(recorded, settings)
         if changes:
             raise refuse("pkb: " + refusal(cfg.sweep.name, changes, len(recorded)))
-        return build_plan(cfg, usable, self.problems, settings, context, device=decision.device,
+        return build_plan(cfg, self.models, self.problems, settings, self.context, device=decision.device,
                           size=decision.size, harness_version=HARNESS_VERSION,
                           done={r.record_id for r in recorded}, evaluators=self._evaluators(),
                           shared=decision.device == "cuda" and decision.gpu_slots > decision.gpu_nodes)
+
+    def _recorded(self) -> list[CellResult]:
+        """The cells the sweep's journal holds (none when it starts over)."""
+        journal_path = self.sweep_dir / "journal.jsonl"
+        try:
+            return read_journal(journal_path) if journal_path.exists() and not self.cfg.sweep.fresh else []
+        except RecordError as exc:
+            raise refuse(f"pkb: {exc}")
+
+    def _node_profile(self) -> Any:
+        """The hardware profile the prompts describe, asked of the sweep's own evaluators:
+        started here (the run keeps them), the first one's node measured."""
+        from pkb_ray.driver.hardware_probe import evaluator_profile
+
+        self._probed = self._start_actors()
+        return evaluator_profile(self._probed, self.cfg.eval.world_size, self.cfg.eval.cache_dir)
+
+    def _prompt_context(self) -> Any:
+        """What every prompt describes: the evaluation, the measured hardware, and (where
+        prompts are built) the problems' inputs, described once here."""
+        from pkb_ray.generation.sources import source_for
+
+        d = self.decision
+        context = prompt_context(self.cfg, d.device, d.size, self.profile.profile if self.profile else None)
+        if any(source_for(m).calls_api for m in self.models):
+            context = context.with_inputs(self.problems)
+        return context
 
     def _ray_nodes(self) -> list[dict]:
         """The cluster's nodes (Ray started here, or joined at cluster.address)."""
@@ -222,7 +316,6 @@ class Sweep:
 
     def _plan_digest(self) -> str:
         from pkb_ray.driver.done_check import plan_digest
-        from pkb_ray.engine.version import HARNESS_VERSION
 
         return plan_digest(OmegaConf.to_container(self.dcfg, resolve=True), HARNESS_VERSION,  # type: ignore[arg-type]
                            self.cfg.problems.source)
@@ -245,27 +338,16 @@ class Sweep:
             f"(leaderboard {sweep_dir / 'leaderboard.md'}; sweep.fresh=true starts over)")
         return True
 
-    def _require_tools(self, models: list[ModelConfig]) -> None:
-        """mode=tools: every model must call tools (said before anything runs)."""
-        from pkb_ray.agent.capability import ToolsUnsupported, require_tool_support
-
-        refused = []
-        for m in models:
-            try:
-                require_tool_support(m, list(self.cfg.mode.tools.tool_models), "mode.tools.tool_models")
-            except ToolsUnsupported as exc:
-                refused.append(str(exc))
-        if refused:
-            raise refuse("pkb: mode=tools: " + "\n  ".join(refused) + "\nNothing ran.")
-
     # -- 2. sinks --------------------------------------------------------------------
     @contextlib.contextmanager
     def open_sinks(self, plan: SweepPlan) -> Iterator[None]:
-        """Open the journal (and agent mode's turn log), note this invocation in the sweep's
-        config.yaml, open the trackers and reconcile them with the journal; closed on exit."""
+        """Open the journal (and the turn log, where the mode keeps one), note this invocation
+        in the sweep's config.yaml, open the trackers and reconcile them with the journal;
+        closed on exit."""
         from pkb_ray.driver.done_check import keep_plan, remember_name
         from pkb_ray.driver.hardware_probe import keep_profile
         from pkb_ray.driver.invocations import append_invocation
+        from pkb_ray.modes.tools import EPISODES_DIR
 
         cfg = self.cfg
         self.sweep_plan = plan
@@ -297,13 +379,13 @@ class Sweep:
                 if relogged:
                     say(f"pkb: re-logged {relogged} journal cells missing from MLflow")
             self.budget = Budget.resumed(cfg.budget_usd, journal.records())
-            if cfg.mode.name == "agent":
+            if self.mode.keeps_turn_log:
                 self.turn_log = TurnLog(self.sweep_dir / "turns.jsonl", fresh=cfg.sweep.fresh)
             if self.profile is not None:  # the first run's, for every later run's prompts
                 keep_profile(self.sweep_dir, self.profile)
-            episodes = self.sweep_dir / "agent"
+            episodes = self.sweep_dir / EPISODES_DIR
             if cfg.sweep.fresh and episodes.exists():  # the tools mode's episode journals start over too
-                episodes.rename(self.sweep_dir / f"agent.{time.strftime('%Y%m%d-%H%M%S')}")
+                episodes.rename(self.sweep_dir / f"{EPISODES_DIR}.{time.strftime('%Y%m%d-%H%M%S')}")
             yield
         finally:
             journal.close()
@@ -317,7 +399,7 @@ class Sweep:
 
     def _ran_config(self) -> dict[str, Any]:
         """The composed config as it ran: the models and problems the device decision chose
-        (a CPU fallback recorded `model: expert` before, though `reference` ran), and why."""
+        (after a CPU fallback: `reference`, not the `expert` asked for), and why."""
         config: dict[str, Any] = OmegaConf.to_container(self.dcfg)  # type: ignore[assignment]
         if self.fallback:
             config["model"] = OmegaConf.to_container(OmegaConf.structured(self.models[0]))
@@ -348,7 +430,6 @@ class Sweep:
         """Run the plan's pending cells through the pipeline, recording each as it lands. An
         interrupt or an internal error ends it with what is recorded kept (self.status)."""
         from pkb_ray.driver import ray_runtime
-        from pkb_ray.driver.stages import RayStages
 
         cfg = self.cfg
         pending = plan.states()
@@ -357,21 +438,17 @@ class Sweep:
         self.progress = SweepProgress(per_model, enabled=cfg.sweep.progress, evaluators=plan.evaluators,
                                       prior_s_per_cell=prior / len(pending) if prior is not None else None)
         try:
-            evaluators = self._start_evaluators(plan) if pending else []
-            models = {m.name: m for m in self.models}
-            if cfg.mode.name == "tools":
-                from pkb_ray.driver.tool_stages import ToolStages
-
-                stages = ToolStages(cfg, models, plan.device, plan.size, self.budget, self.sweep_dir, self.context)
-            else:
-                stages = RayStages(cfg, models, plan.device, plan.size, self.budget, self.turn_log, self.context)
+            evaluators = self._slots(self._probed or self._start_actors()) if pending else []
+            stages = self.mode.stages(StageSettings(
+                cfg, {m.name: m for m in self.models}, plan.device, plan.size, self.context, self.sweep_dir,
+                api_allowed=lambda: not self.budget.exhausted(), turn_log=self.turn_log))
             with self.progress:
                 self._pipeline = Pipeline(
                     pending, stages, evaluators, record=self._record, defer=self._defer,
                     wait=ray_runtime.wait, get=ray_runtime.get,
                     max_inflight_generations=cfg.cluster.max_inflight_generations,
                     max_queued_builds=cfg.cluster.max_queued_builds,
-                    replace_evaluators=lambda: self._start_evaluators(plan), tick=self._tick,
+                    replace_evaluators=lambda: self._slots(self._start_actors()), tick=self._tick,
                     turn_done=self._turn_done, spent=lambda gen: self.budget.charge([gen]),
                     harness_tries=lambda state, message: self.harness_tries.add(state.record_id, message),
                     same_node=lambda a, b: a.actor is b.actor,
@@ -387,32 +464,42 @@ class Sweep:
         finally:
             for tracker in self.trackers:
                 tracker.flush()
-            ray_runtime.close_evaluators(self._actors)
+            self._close_evaluators()
 
-    def _start_evaluators(self, plan: SweepPlan) -> list:
-        """The node actors, as slots: one per evaluation each runs at once (driver/slots.py)."""
-        from pkb_ray.driver.ray_runtime import evaluator_labels
-        from pkb_ray.driver.slots import slots_of
-        from pkb_ray.engine.node_evaluator import start_node_evaluators
+    def _start_actors(self) -> list:
+        """The node actors of the decided device (whole GPU nodes on cuda), started and up;
+        each is closed at the end of the run."""
+        from pkb_ray.engine import start_node_evaluators
 
-        actors = start_node_evaluators(plan.device, plan.world_size, self.decision.placement,
+        actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size, self.decision.placement,
                                        self.cfg.cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
                                        evaluator_class=self.evaluator_class)
-        labels = evaluator_labels(actors)
         self._actors.extend(actors)
-        return slots_of(actors, plan.world_size, labels)
+        return actors
+
+    def _slots(self, actors: list) -> list:
+        """The node actors as slots: one per evaluation each runs at once (driver/slots.py)."""
+        from pkb_ray.driver.ray_runtime import evaluator_labels
+        from pkb_ray.driver.slots import slots_of
+
+        return slots_of(actors, self.cfg.eval.world_size, evaluator_labels(actors))
+
+    def _close_evaluators(self) -> None:
+        """Close every node actor started so far (their sandboxes and run roots go)."""
+        from pkb_ray.driver import ray_runtime
+
+        if self._actors:
+            ray_runtime.close_evaluators(self._actors)
 
     def _turn_done(self, state: CellState) -> None:
-        """Agent mode: a turn's outcome goes to the turn log before the next turn starts, so
-        a resumed sweep does not evaluate it again."""
+        """A mode that keeps a turn log: a turn's outcome goes there before the next turn
+        starts, so a resumed sweep does not evaluate it again."""
         outcome = state.current.outcome()
         if self.turn_log is not None and outcome is not None:
             self.turn_log.put(state.record_id, state.turn, outcome)
 
     def _record(self, state: CellState) -> None:
-        from pkb_ray.engine.version import HARNESS_VERSION
-
-        result = finalize(state, self.categories.get(state.key.problem, ""))
+        result = self.mode.finalize(state, self.categories.get(state.key.problem, ""))
         node_version = result.evaluation.harness_version if result.evaluation else ""
         if node_version and node_version != HARNESS_VERSION:
             # Recorded under this driver's identity it would claim a harness it was not

@@ -28,8 +28,8 @@ DEFAULT_HARDWARE = DESIGN_TARGET
 as not measured; generation/hardware_text.py writes the measured one)."""
 
 # What the roofline in the prompt assumes when no node profile is given: the profile the
-# harness measured on 2 x H200 (benchmarks/results/device_2026-11-22, peer copy 0->1 and
-# 1->0, device-to-device HBM copy, 8192^3 matmuls).
+# harness measured on 2 x H200 (peer copy 0->1 and 1->0, device-to-device HBM copy, 8192^3
+# matmuls; the device run under benchmarks/results/).
 DEFAULT_PEER_GBPS = 381.0
 DEFAULT_HBM_GBPS = 4066.0
 DEFAULT_BF16_TFLOPS = 751.5

@@ -1,7 +1,8 @@
 """Where a model's candidates come from, keyed by the model config's `provider`.
 
-Every property that used to be decided by comparing a model's name (`reference`,
-`expert`, `openai_compatible`) is declared here, once, by the source itself:
+Every property that depends on the kind of model (`reference`, `expert`,
+`openai_compatible`, ...) is declared here, once, by the source itself, never decided by
+comparing a model's name:
 
 - `calls_api`: it asks a model API (prompts, kernels_cache, the budget, `models=all`);
   otherwise it serves a candidate it already has (`serve`), with no request.
@@ -16,8 +17,8 @@ Every property that used to be decided by comparing a model's name (`reference`,
 `source_for(cfg)` finds a model's source: a registered provider, else litellm (which knows
 some 100 providers; a misspelt one fails at the first call with litellm's message).
 
-Registration point: a new kind of candidate (issue 17's tool-using agent, say, as a
-provider of its own) subclasses `CandidateSource` and calls `register_source(...)` when its
+Registration point: a new kind of candidate (a tool-using agent, say, as a provider of
+its own) subclasses `CandidateSource` and calls `register_source(...)` when its
 module is imported, and names that module in `PLUGINS` under its provider key;
 `conf/model/<name>.yaml` then selects it with `provider: <key>`. The module is imported on
 the first lookup of its provider, in whichever process looks (driver, generation actors),

@@ -309,7 +309,7 @@ def _bind_helpers(root: Path) -> None:
     """Upstream's harness runs from its checkout's root, where its helpers import as
     `from utils.<module> import ...` (utils/ has no __init__.py). Here `utils` is made a
     package over this checkout's utils/ alone, so such an import works as it does upstream
-    (no file of the upstream snapshot read for issue 25 does) without putting the whole root first on sys.path,
+    (no file of the upstream snapshot does) without putting the whole root first on sys.path,
     where any file of the checkout (a `torch.py`, a `json.py`) would shadow an installed
     module for the rest of the process. A second checkout's utils/ joins the first's."""
     helpers = str(root / "utils")

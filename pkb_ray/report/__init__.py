@@ -5,6 +5,6 @@ and its header of what was measured (leaderboard.py, facts.py), tables, the heat
 modes side by side (modes.py), the curves over an agent's steps (turn_curves.py) and the
 rule for combining several sweeps (combine.py).
 
-Reads records and the journal only: may import records and store. tracking and the driver
-import it.
+Reads records and the journal only: may import records, store and modes (how each mode is
+named and drawn). tracking and the driver import it.
 """

@@ -19,9 +19,9 @@ from pkb_ray.report.tables import SHORT, problem_table
 CLIP = 2.0  # log2: 1/4x .. 4x
 MAX_WIDTH_PX = 2000
 """A picture wider than a screen is scrolled or shrunk unreadable (one row of 107 problems
-was 7362 x 288 px, 2026-11-24): facets wrap instead."""
+is 7362 x 288 px): facets wrap instead."""
 MAX_HEIGHT_PX = 2000
-"""Likewise in height: 107 problems in one column of facets made a picture of 4000 px that a
+"""Likewise in height: 107 problems in one column of facets make a picture of 4000 px that a
 viewer shrinks to fit; past this the facets go on a further page (heatmap_2.png, ...)."""
 DPI = 120
 CELL_W_IN, CELL_H_IN, LABEL_W_IN = 0.55, 0.26, 2.4

@@ -8,6 +8,7 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pkb_ray.modes import MODES, recorded_mode
 from pkb_ray.records import CellResult
 from pkb_ray.report.facts import SweepFacts, sweep_facts
 from pkb_ray.report.findings import FINDINGS_LEGEND, finding_lines
@@ -37,15 +38,13 @@ class Report:
     curves: dict[str, dict[str, list[float]]]
     """model -> curve name -> one value per step (report/turn_curves.py: agent mode's
     `pass@turn`..., tools mode's `pass@step`...; curve_mode() maps a name to its mode)."""
-    turn_plot_path: Path | None = None
-    """Agent mode's curves over turns."""
     problems_csv_path: Path | None = None
     heatmap_pages: list[Path] = field(default_factory=list)
     """heatmap.png, then heatmap_2.png ... where a sweep needs more than one page."""
     facts: SweepFacts | None = None
     problems: ProblemTable | None = None
-    step_plot_path: Path | None = None
-    """Tools mode's curves over tool calls."""
+    curve_plots: dict[str, Path] = field(default_factory=dict)
+    """Mode -> the plot of its curves over steps (modes with steps, present in the cells)."""
     findings: list[str] = field(default_factory=list)
     """The self-check's harness findings, one line each (report/findings.py)."""
 
@@ -56,8 +55,7 @@ class Report:
 
     def files(self) -> list[Path]:
         return [p for p in (self.markdown_path, self.csv_path, self.problems_csv_path,
-                            self.plot_path, *self.heatmap_pages,
-                            self.turn_plot_path, self.step_plot_path) if p]
+                            self.plot_path, *self.heatmap_pages, *self.curve_plots.values()) if p]
 
 
 def _fmt(value: object) -> str:
@@ -89,8 +87,7 @@ def curves_markdown(curves: dict[str, dict[str, list[float]]]) -> list[str]:
     if not curves:
         return []
     modes = {curve_mode(n) for named in curves.values() for n in named}
-    plots = ", ".join(f for m, f in (("agent", "pass_at_turn.png"), ("tools", "pass_at_step.png"))
-                      if m in modes)
+    plots = ", ".join(m.curves.plot for m in MODES if m.curves and m.name in modes)
     lines = ["", "## Correct by step (agent modes)", "",
              "Share of cells after each step (a turn of the feedback agent, a tool call of the "
              f"tool agent); definitions in pkb_ray/report/turn_curves.py. Plots: {plots}.", "",
@@ -162,8 +159,8 @@ def plot_fast_p(results: list[CellResult], path: Path) -> Path | None:
     if not grouped:
         return None
     thresholds = [i / 20 for i in range(0, 81)]  # p from 0 to 4 in steps of 0.05
-    # Constrained layout keeps the title and legend inside the figure; tight_layout warned
-    # ("not compatible") on every sweep with a long title (2026-11-24).
+    # Constrained layout keeps the title and legend inside the figure; tight_layout warns
+    # ("not compatible") on every long title.
     fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     for (model, mode), per_problem in sorted(grouped.items()):
         k = max(len(c) for c in per_problem.values())
@@ -203,11 +200,11 @@ def build_report(results: list[CellResult], out_dir: Path, title: str = "Leaderb
     write_problems_csv(table, problems_csv)
     plot = plot_fast_p(results, out_dir / "fast_p.png")
     heatmaps = plot_heatmap(results, out_dir / "heatmap.png")
-    zeroshot = {s.model: s.pass_at_1 for s in summaries if s.mode == "zeroshot"}
-    turn_plot = plot_step_curves(curves, "agent", out_dir / "pass_at_turn.png", zeroshot, facts.short())
-    step_plot = plot_step_curves(curves, "tools", out_dir / "pass_at_step.png", zeroshot, facts.short())
-    return Report(summaries, md, csv_path, plot, curves, turn_plot, problems_csv, heatmaps,
-                  facts, table, step_plot, findings)
+    baseline = {s.model: s.pass_at_1 for s in summaries if recorded_mode(s.mode).baseline}
+    plots = {m.name: plot_step_curves(curves, m.name, out_dir / m.curves.plot, baseline, facts.short())
+             for m in MODES if m.curves}
+    return Report(summaries, md, csv_path, plot, curves, problems_csv, heatmaps, facts, table,
+                  {mode: path for mode, path in plots.items() if path}, findings)
 
 
 def _display_row(s: ModelSummary) -> dict[str, str]:

@@ -5,11 +5,10 @@ along a row. Shown when the cells hold two modes or more (a report over several 
 
 from __future__ import annotations
 
+from pkb_ray.modes import MODES, recorded_mode
 from pkb_ray.report.metrics import ModelSummary
 
-MODE_ORDER = ("zeroshot", "agent", "tools")
-MODE_NAMES = {"zeroshot": "zero-shot", "agent": "feedback agent", "tools": "tool agent"}
-"""`mode=` value -> the name a reader knows it by."""
+MODE_ORDER = tuple(m.name for m in MODES)
 METRICS = ("pass@1", "fast_1@1", "sig_fast_1@1", "geomean x", "cost $")
 
 LEGEND = ("Modes side by side: one column group per `mode=`; zeroshot is one answer, agent "
@@ -75,7 +74,7 @@ def comparison_markdown(summaries: list[ModelSummary]) -> list[str]:
     if not rows:
         return []
     cols = list(rows[0])
-    names = ", ".join(f"{m} = {MODE_NAMES.get(m, m)}" for m in modes_present(summaries))
+    names = ", ".join(f"{m} = {recorded_mode(m).title}" for m in modes_present(summaries))
     lines = ["", "## Modes side by side", "", f"Modes: {names}.", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rows]
@@ -95,7 +94,7 @@ def comparison_table(summaries: list[ModelSummary], columns: list[str] | None = 
     if not rows:
         return None
     table = Table(title="modes side by side (" + ", ".join(
-        f"{m} = {MODE_NAMES.get(m, m)}" for m in modes_present(summaries)) + ")")
+        f"{m} = {recorded_mode(m).title}" for m in modes_present(summaries)) + ")")
     keep = list(rows[0]) if columns is None else [c for c in rows[0] if c in columns]
     for c in keep:
         if c == "model":

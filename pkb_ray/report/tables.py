@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from pkb_ray.records import CellResult, CellStatus
+from pkb_ray.modes import recorded_mode
+from pkb_ray.records import CellResult, CellStatus, EvalResult
 from pkb_ray.report.findings import is_finding
 from pkb_ray.report.metrics import is_launch_bound
 
@@ -22,7 +23,7 @@ SHORT = {
 
 
 def column_label(model: str, mode: str) -> str:
-    return model if mode == "zeroshot" else f"{model} ({mode})"
+    return recorded_mode(mode).label(model, "{base} ({mode})")
 
 
 @dataclass
@@ -97,6 +98,15 @@ def problem_table(results: list[CellResult]) -> ProblemTable:
     return ProblemTable(columns, rows)
 
 
+FIGURES = ("speedup", "speedup_ci_low", "speedup_ci_high", "roofline_fraction", "candidate_ms", "reference_ms")
+"""What an evaluation measured of a cell, by the EvalResult field that holds each."""
+
+
+def figures(ev: EvalResult | None) -> dict[str, float | None]:
+    """An evaluation's FIGURES by name; each None where the cell has no evaluation."""
+    return {name: getattr(ev, name) if ev else None for name in FIGURES}
+
+
 def cell_table(results: list[CellResult]) -> dict[str, list]:
     """One row per cell, as columns (what `mlflow.log_table` takes): model, problem,
     category, attempt, mode, status, failure, speedup and its interval, roofline fraction,
@@ -111,12 +121,7 @@ def cell_table(results: list[CellResult]) -> dict[str, list]:
             "model": r.key.model, "problem": r.key.problem, "category": r.category,
             "attempt": r.key.attempt, "mode": r.key.mode, "status": r.status.value,
             "failure": r.failure.value if r.failure else "",
-            "speedup": ev.speedup if ev else None,
-            "speedup_ci_low": ev.speedup_ci_low if ev else None,
-            "speedup_ci_high": ev.speedup_ci_high if ev else None,
-            "roofline_fraction": ev.roofline_fraction if ev else None,
-            "candidate_ms": ev.candidate_ms if ev else None,
-            "reference_ms": ev.reference_ms if ev else None,
+            **figures(ev),
             "flags": ",".join(ev.flags) if ev else "",
             "cost_usd": r.generation.cost_usd,
         }

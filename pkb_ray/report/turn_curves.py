@@ -36,6 +36,8 @@ of `submitted@step:k3` is then the leaderboard's pass@k.
 The dict shape is the one the sweep hands to its trackers: model -> curve name -> one value
 per step. Curve names differ between modes, so one model's agent and tools curves share a
 dict; `CURVE_MODES` says which mode a name belongs to (the MLflow key `model/mode/name`).
+Each mode names its curves, their axis and plot (modes/, `StepCurves`); this module says
+what a curve counts after each step.
 """
 
 from __future__ import annotations
@@ -44,12 +46,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable
 
+from pkb_ray.modes import MODES, recorded_mode
 from pkb_ray.records import CellResult, CellStatus, TurnSummary
 from pkb_ray.report.metrics import is_fast, pass_at_k
 
-AGENT_CURVES = ("pass@turn", "fast1@turn")
-TOOLS_CURVES = ("pass@step", "fast1@step", "submitted@step", "submitted_fast1@step")
-CURVE_MODES = {**{n: "agent" for n in AGENT_CURVES}, **{n: "tools" for n in TOOLS_CURVES}}
+CURVE_MODES = {name: m.name for m in MODES if m.curves for name in m.curves.names}
 """Base curve name -> the sweep mode whose cells it is computed from (curve_mode() reads
 pass@k names too)."""
 PASS_K_CURVES = ("pass@turn", "pass@step", "submitted@step")
@@ -140,28 +141,22 @@ def _curves(cells: list[CellResult], flags_of: Callable[[CellResult], Flags],
     return out
 
 
-_MODES: dict[str, tuple[Callable[[CellResult], Flags], tuple[str, ...]]] = {
-    "agent": (agent_flags, AGENT_CURVES),
-    "tools": (tools_flags, TOOLS_CURVES),
-}
+_FLAGS: dict[str, Callable[[CellResult], Flags]] = {"turn": agent_flags, "tool call": tools_flags}
+"""What one step is (StepCurves.step) -> what a cell counts after each of its steps."""
 
 
 def step_curves(results: list[CellResult]) -> dict[str, dict[str, list[float]]]:
-    """model -> curve name -> one value per step, for agent- and tools-mode cells."""
+    """model -> curve name -> one value per step, for the cells of modes with steps."""
     by_model_mode: dict[tuple[str, str], list[CellResult]] = defaultdict(list)
     for r in results:
-        if r.key.mode in _MODES:
+        if recorded_mode(r.key.mode).curves is not None:
             by_model_mode[(r.key.model, r.key.mode)].append(r)
     curves: dict[str, dict[str, list[float]]] = {}
     for (model, mode), cells in sorted(by_model_mode.items()):
-        flags_of, names = _MODES[mode]
-        curves.setdefault(model, {}).update(_curves(cells, flags_of, names))
+        steps = recorded_mode(mode).curves
+        assert steps is not None
+        curves.setdefault(model, {}).update(_curves(cells, _FLAGS[steps.step], steps.names))
     return curves
-
-
-def turn_curves(results: list[CellResult]) -> dict[str, dict[str, list[float]]]:
-    """Agent mode only: model -> {"pass@turn": [...], "fast1@turn": [...]}."""
-    return mode_curves(step_curves(results), "agent")
 
 
 def mode_curves(curves: dict[str, dict[str, list[float]]], mode: str) -> dict[str, dict[str, list[float]]]:
@@ -178,14 +173,12 @@ _STYLE = {  # curve name -> (line style, marker, legend words)
     "submitted@step": (":", "s", "submitted correct"),
     "submitted_fast1@step": ("-.", "^", "submitted faster"),
 }
-_AXIS = {"agent": "turn", "tools": "step (tool calls so far)"}
-
-
 def plot_step_curves(curves: dict[str, dict[str, list[float]]], mode: str, path: Path,
                      zeroshot_pass: dict[str, float] | None = None,
                      subtitle: str = "") -> Path | None:
     """One mode's curves, one colour per model; `zeroshot_pass` (model -> pass@1) draws
     each model's zero-shot figure as a flat grey-dotted line to read the gain against."""
+    shown = recorded_mode(mode)
     import logging
 
     import matplotlib
@@ -213,15 +206,14 @@ def plot_step_curves(curves: dict[str, dict[str, list[float]]], mode: str, path:
         if zeroshot_pass and model in zeroshot_pass:
             ax.axhline(zeroshot_pass[model], color=color, lw=0.8, ls=(0, (1, 3)),
                        label=f"{model}: zero-shot pass@1")
-    ax.set_xlabel(_AXIS.get(mode, "step"))
+    ax.set_xlabel(shown.curves.axis if shown.curves else "step")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("pass@1 (pass@k: thin) after the step")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     # Beside the axes: four curves per model would hide the lines they name.
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    what = {"agent": "feedback agent", "tools": "tool agent"}.get(mode, mode)
-    ax.set_title(f"{what}: correct by step" + (f"\n{subtitle}" if subtitle else ""), fontsize=9)
+    ax.set_title(f"{shown.title}: correct by step" + (f"\n{subtitle}" if subtitle else ""), fontsize=9)
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path

@@ -2,9 +2,9 @@
 
 NCCL refuses a collective or point-to-point op on a tensor that is not dense in its memory
 format ("Tensors must be contiguous"); gloo on CPU takes it. So a reference that hands a
-strided view to a collective passes `pkb problems check` and fails only on GPUs: issue 23
-found ring_attention_backward_dp doing it at world size 1 (its gradients were transposed
-views when all-reduced). While `watch_layouts()` is active, every torch.distributed
+strided view to a collective passes `pkb problems check` and fails only on GPUs (as
+ring_attention_backward_dp did at world size 1: its gradients were transposed views when
+all-reduced). While `watch_layouts()` is active, every torch.distributed
 collective and point-to-point op notes the tensors NCCL would refuse, then runs as before:
 the check does not raise inside the reference, so no rank leaves its collectives early.
 """

@@ -2,8 +2,8 @@
 
 Owns the Tracker protocol (tracker.py), its MLflow implementation (mlflow_tracker.py), the
 runs view it opens on (runs_view.py) and `pkb ui` (ui.py, its server app ui_app.py, and
-rest.py for what it asks a server). May import records, config and report (the leaderboard's curves);
-the driver imports it. `trackers_for` lives here, above the protocol and every
+rest.py for what it asks a server). May import records, config, modes (run names) and report
+(the leaderboard's curves); the driver imports it. `trackers_for` lives here, above the protocol and every
 implementation, so that the protocol names none of them.
 """
 

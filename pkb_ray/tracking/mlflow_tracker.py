@@ -30,7 +30,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from pkb_ray.modes import recorded_mode
 from pkb_ray.records import CellResult, to_plain
+from pkb_ray.report.tables import figures
 from pkb_ray.tracking.owner import OWNER_TAG, SweepConflict, conflict_message
 from pkb_ray.tracking.redact import redact, secret_values
 from pkb_ray.tracking.runs_view import INTERVAL_TAG, KIND_TAG, VIEW_KEY, VIEW_TAG, interval_text, runs_view
@@ -54,9 +56,10 @@ _STOP = object()
 
 
 def run_name(result: CellResult) -> str:
-    """`model/problem/aN` (and `/agent` in agent mode): readable in the runs table."""
+    """`model/problem/aN` (and `/agent` in agent mode, as each mode names itself): readable
+    in the runs table."""
     name = f"{result.key.model}/{result.key.problem}/a{result.key.attempt}"
-    return name if result.key.mode == "zeroshot" else f"{name}/{result.key.mode}"
+    return recorded_mode(result.key.mode).label(name, "{base}/{mode}")
 
 
 def parent_run_name(when: float) -> str:
@@ -96,12 +99,7 @@ def cell_metrics(result: CellResult) -> dict[str, float]:
     values: dict[str, Any] = {
         "compiled": float(bool(ev and ev.compiled)),
         "correct": float(bool(ev and ev.correct)),
-        "speedup": ev.speedup if ev else None,
-        "speedup_ci_low": ev.speedup_ci_low if ev else None,
-        "speedup_ci_high": ev.speedup_ci_high if ev else None,
-        "candidate_ms": ev.candidate_ms if ev else None,
-        "reference_ms": ev.reference_ms if ev else None,
-        "roofline_fraction": ev.roofline_fraction if ev else None,
+        **figures(ev),
         "tokens": float(gen.tokens),
         "cost_usd": gen.cost_usd,
         "latency_s": gen.latency_s,

@@ -13,7 +13,7 @@ from pkb_ray.cli import main
 from pkb_ray.report.combine import SettingsDiffer, combine_sweeps
 from pkb_ray.report.leaderboard import build_report, print_leaderboard
 from pkb_ray.report.modes import mode_comparison
-from pkb_ray.report.turn_curves import curve_metric_key, step_curves, turn_curves
+from pkb_ray.report.turn_curves import curve_metric_key, mode_curves, step_curves
 from pkb_ray.store.journal import Journal
 from tests.report.modes_records import cell, three_modes
 
@@ -87,7 +87,7 @@ def test_step_curves_by_hand(tmp_path):
     assert curves["submitted@step"] == pytest.approx([1 / 6, 1 / 6, 1 / 6, 1 / 6, 1 / 2])
     assert curves["submitted_fast1@step"] == pytest.approx([0, 0, 0, 0, 1 / 3])
     assert curves["pass@turn"] == [0.0, 1.0, 1.0] and curves["fast1@turn"] == [0.0, 0.0, 1.0]
-    assert turn_curves(records) == {"a": {"pass@turn": [0.0, 1.0, 1.0], "fast1@turn": [0.0, 0.0, 1.0]}}
+    assert mode_curves(step_curves(records), "agent") == {"a": {"pass@turn": [0.0, 1.0, 1.0], "fast1@turn": [0.0, 0.0, 1.0]}}
     assert curve_metric_key("a", "submitted@step") == "a/tools/submitted_at_step"
     assert curve_metric_key("a", "pass@turn") == "a/agent/pass_at_turn"
     # p3 has two attempts, so the correctness curves also come as pass@2 (p1 and p2, with one
@@ -102,8 +102,8 @@ def test_step_curves_by_hand(tmp_path):
     assert tools.pass_at_1 == pytest.approx(curves["submitted@step"][-1])  # the final answer
     assert tools.k == 2 and tools.pass_at_k == pytest.approx(curves["submitted@step:k2"][-1])
     assert "submitted@step:k2" in report.markdown_path.read_text()
-    assert report.step_plot_path.name == "pass_at_step.png" and report.step_plot_path.exists()
-    assert report.turn_plot_path.name == "pass_at_turn.png" and report.turn_plot_path.exists()
+    assert report.curve_plots["tools"].name == "pass_at_step.png" and report.curve_plots["tools"].exists()
+    assert report.curve_plots["agent"].name == "pass_at_turn.png" and report.curve_plots["agent"].exists()
     md = report.markdown_path.read_text()
     assert "| a | tools | submitted@step | 5 | 0.17, 0.17, 0.17, 0.17, 0.50 |" in md
 
