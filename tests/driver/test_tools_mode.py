@@ -59,7 +59,9 @@ def test_tools_sweep_records_every_step_and_reruns_nothing(ray_head, tmp_path):
         assert [t["tool"] for t in turns] == ["check", "benchmark", "profile", "run", "submit"]
         assert turns[0]["failure"] == "incorrect" and not turns[0]["correct"]
         assert '"failing_rank": 1' in turns[0]["prompt"]  # what the model was shown
-        assert turns[1]["correct"] and turns[1]["speedup"] > 0 and turns[4]["correct"]
+        assert turns[1]["correct"] and turns[4]["correct"]
+        # A loaded host gives no figure (engine/judge/timing/conditions.py), and says so.
+        assert (turns[1]["speedup"] or 0) > 0 or "the host was loaded" in turns[1]["message"], turns[1]
         assert all(t["device_s"] > 0 for t in turns)
         assert cell["generation"]["cost_usd"] == pytest.approx(sum(t["cost_usd"] for t in turns))
         assert cell["generation"]["cost_usd"] > 0 and "[user]" in cell["generation"]["prompt"]
