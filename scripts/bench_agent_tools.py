@@ -75,7 +75,7 @@ def main() -> int:
                             "median_warm_device_s": round(statistics.median(devs[1:] or devs), 3), "all_ok": all(oks),
                             "walls_s": [round(w, 3) for w in walls]}
         print(tool.value, rows[tool.value], flush=True)
-    from pkb_ray.engine.evaluation import shutdown
+    from pkb_ray.engine.node.evaluation import shutdown
 
     shutdown()
     import torch

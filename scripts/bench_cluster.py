@@ -56,7 +56,7 @@ def simulated_evaluator(time_scale: float):
     one. Defined here and shipped to the actors by value."""
     import ray
 
-    from pkb_ray.engine.node_evaluator import MAX_RESTARTS, _NodeEvaluator
+    from pkb_ray.engine.node.node_evaluator import MAX_RESTARTS, _NodeEvaluator
     from pkb_ray.engine.version import HARNESS_VERSION
     from pkb_ray.records import EvalResult
 

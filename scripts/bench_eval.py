@@ -148,7 +148,7 @@ def main() -> int:
     # A node actor starts its judges and its first sandbox once, at start, not per candidate.
     t = time.monotonic()
     # The node evaluate() takes: the same cores (a node for other settings is replaced there).
-    evaluation = importlib.import_module("pkb_ray.engine.evaluation")
+    evaluation = importlib.import_module("pkb_ray.engine.node.evaluation")
     cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
     node = evaluation.node_for(request(0, 0, shapes[0]), cvd, *evaluation._cores(request(0, 0, shapes[0]), cvd, cvd))
     node.start()

@@ -145,7 +145,7 @@ def main() -> int:
     ap.add_argument("--ids", default="", help="comma-separated problems (default: the ten of issue 27)")
     args = ap.parse_args()
 
-    from pkb_ray.engine import gpu_groups
+    from pkb_ray.engine.node import gpu_groups
     from pkb_ray.problems import load_problems
 
     ids = [i for i in args.ids.split(",") if i] or list(COLLECTIVE_EXPERTS + OTHER_REFERENCES)

@@ -35,7 +35,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from pkb_ray.engine.judge.timing.stats import speedup_interval, widened_bounds
+from pkb_ray.engine.node.timing_stats import speedup_interval, widened_bounds
 
 GRID = [0.0, 0.002, 0.004, 0.006, 0.008, 0.010, 0.012, 0.015, 0.020, 0.030]
 

@@ -100,7 +100,8 @@ def main() -> int:
     os.environ.pop("CUDA_VISIBLE_DEVICES", None)  # as `pkb eval` on a node where none is set
     if args.hide_sysfs:
         os.environ["PKB_SANDBOX_HIDE_GPU_SYSFS"] = "1"
-    from pkb_ray.engine import evaluate, gpu_groups
+    from pkb_ray.engine import evaluate
+    from pkb_ray.engine.node import gpu_groups
     from pkb_ray.problems.includes import read_candidate_file
 
     cache = args.cache_dir or tempfile.mkdtemp(prefix="pkb_isolation_cache_")

@@ -24,7 +24,7 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="also write what is printed to this file")
     args = ap.parse_args()
 
-    from pkb_ray.engine.evaluation import node_profile
+    from pkb_ray.engine.node.evaluation import node_profile
     from pkb_ray.generation.hardware_text import hardware_section
     from pkb_ray.generation.prompt import EvalContext, build_prompt
     from pkb_ray.problems import load_problem

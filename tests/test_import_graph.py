@@ -120,16 +120,16 @@ def test_the_checker_finds_a_cycle():
 
 
 def test_the_checker_finds_arrows_up_across_and_outside_the_layers():
-    graph = {"pkb_ray.engine.node": {"pkb_ray.records", "pkb_ray.engine.wire.frames",
+    graph = {"pkb_ray.engine.node.judge_node": {"pkb_ray.records", "pkb_ray.engine.wire.frames",
                                      "pkb_ray.agent.executor"},
-             "pkb_ray.agent.executor": {"pkb_ray.engine.node"},
+             "pkb_ray.agent.executor": {"pkb_ray.engine.node.judge_node"},
              "pkb_ray.engine.wire.frames": set(),
              "pkb_ray.generation.client": {"pkb_ray.selfcheck.check"},
              "pkb_ray.selfcheck.check": set(),
              "pkb_ray.records": set(),
              "pkb_ray.newpkg.x": set()}
     assert _violations(graph) == [
-        "pkb_ray.engine.node -> pkb_ray.agent.executor (runs back up)",
+        "pkb_ray.engine.node.judge_node -> pkb_ray.agent.executor (runs back up)",
         "pkb_ray.generation.client -> pkb_ray.selfcheck.check (same layer)",
         "pkb_ray.newpkg.x: its unit pkb_ray.newpkg is in no layer (declare it in LAYERS)",
     ]
@@ -179,8 +179,8 @@ def test_a_judge_imports_no_hydra():
     assert out.stdout.strip() == "[]", out.stdout
 
 
-WORKER_MAY_REACH = ("pkb_ray", "pkb_ray.engine", "pkb_ray.engine.worker", "pkb_ray.engine.wire",
-                    "pkb_ray.engine.cpu_pins", "pkb_ray.engine.version")
+WORKER_MAY_REACH = ("pkb_ray", "pkb_ray.engine", "pkb_ray.engine.worker", "pkb_ray.engine.wire", "pkb_ray.engine.protocol",
+                    "pkb_ray.engine.node", "pkb_ray.engine.node.cpu_pins", "pkb_ray.engine.version")
 """What a module of the worker side (the sandbox) may import, directly or through another:
 its own package, what crosses the boundary (wire/, the start records included) and the core
 plan it pins itself to. Not the launcher (engine/launch/: 800 lines of the node's that would
@@ -221,7 +221,7 @@ def test_a_worker_module_importing_the_launcher_is_named(tmp_path):
     copy = tmp_path / "pkb_ray"
     shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
     victim = copy / "engine" / "worker" / "zygote.py"
-    victim.write_text(victim.read_text().replace("from pkb_ray.engine.wire.start import",
+    victim.write_text(victim.read_text().replace("from pkb_ray.engine.protocol.start import",
                                                  "from pkb_ray.engine.launch import"))
     bad = _worker_side_violations(_graph(copy))
     assert "pkb_ray.engine.worker.zygote -> pkb_ray.engine.launch (via pkb_ray.engine.worker.zygote)" in bad

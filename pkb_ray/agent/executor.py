@@ -29,7 +29,7 @@ LOG_CHARS = 2500
 
 
 def _engine_evaluate(req: EvalRequest, build: BuildResult | None) -> EvalResult:
-    from pkb_ray.engine.evaluation import evaluate
+    from pkb_ray.engine import evaluate
 
     return evaluate(req, build=build)
 

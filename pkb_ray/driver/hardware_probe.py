@@ -140,7 +140,7 @@ def node_hardware_profile(world_size: int, cache_dir: str,
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from pkb_ray.engine.node_evaluator import NodeEvaluator, gpu_nodes_in_cluster
+    from pkb_ray.engine import NodeEvaluator, gpu_nodes_in_cluster
 
     nodes = [n for n in gpu_nodes_in_cluster() if n["gpus"] >= world_size]
     if not nodes:

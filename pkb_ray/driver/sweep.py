@@ -393,7 +393,7 @@ class Sweep:
         """The node actors, as slots: one per evaluation each runs at once (driver/slots.py)."""
         from pkb_ray.driver.ray_runtime import evaluator_labels
         from pkb_ray.driver.slots import slots_of
-        from pkb_ray.engine.node_evaluator import start_node_evaluators
+        from pkb_ray.engine import start_node_evaluators
 
         actors = start_node_evaluators(plan.device, plan.world_size, self.decision.placement,
                                        self.cfg.cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,

@@ -44,13 +44,13 @@ __all__ = [
 ]
 
 _LAZY = {
-    "evaluate": "pkb_ray.engine.evaluation",
+    "evaluate": "pkb_ray.engine.node.evaluation",
     "BuildResult": "pkb_ray.engine.build",
     "prebuild": "pkb_ray.engine.build",
     "EvalRequest": "pkb_ray.engine.request",
-    "NodeEvaluator": "pkb_ray.engine.node_evaluator",
-    "start_node_evaluators": "pkb_ray.engine.node_evaluator",
-    "gpu_nodes_in_cluster": "pkb_ray.engine.node_evaluator",
+    "NodeEvaluator": "pkb_ray.engine.node.node_evaluator",
+    "start_node_evaluators": "pkb_ray.engine.node.node_evaluator",
+    "gpu_nodes_in_cluster": "pkb_ray.engine.node.node_evaluator",
 }
 
 

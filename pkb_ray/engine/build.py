@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pkb_ray.engine import launch, static_check
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import messages as m
 from pkb_ray.engine.wire.frames import ProtocolError
 from pkb_ray.records import FailureClass
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from pkb_ray.engine.wire.start import ProfileStart, payload
+from pkb_ray.engine.protocol.start import ProfileStart, payload
 
 
 def _cpu_model() -> str:

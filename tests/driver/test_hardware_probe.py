@@ -43,7 +43,7 @@ def test_the_plan_reads_the_node_profile_through_its_actor(gpu_node, tmp_path):
 
     from tests.generation.test_hardware_text import h200x2
 
-    from pkb_ray.engine.node_evaluator import gpu_nodes_in_cluster
+    from pkb_ray.engine.node.node_evaluator import gpu_nodes_in_cluster
 
     assert [(n["gpus"], n["gpu_type"]) for n in gpu_nodes_in_cluster()] == [(2, "H200")]
     fp = hardware.fingerprint("cuda", "0,1")  # what the actor holding GPUs 0,1 computes

@@ -198,7 +198,7 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
     the same judges evaluates correctly, and no sandbox is left behind."""
     import importlib
 
-    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
 
     hang = run_eval(ADVERSARIAL / "hang_one_rank.py")
     assert hang.failure == F.TIMEOUT and hang.failing_rank == 1 and hang.failing_trial == 0, hang.message
@@ -381,7 +381,7 @@ def test_descriptors_sent_with_a_broken_frame_cost_the_next_candidate_nothing(ru
     Now refused at the fifth descriptor and closed."""
     import importlib
 
-    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     ok = run_eval(CANDIDATES / "store_exchange.py")
     assert ok.correct, (ok.failure, ok.message)
     judges = [j.popen.pid for node in ev._nodes.values() for j in node.judges]
@@ -451,7 +451,7 @@ def test_a_spare_sandbox_whose_rank_died_is_not_taken(run_eval):
 
     from pkb_ray.engine.judge.freezer import children
 
-    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     assert run_eval(CANDIDATES / "store_exchange.py").correct
     (node,) = ev._nodes.values()
     spare = node.spares["candidate"]
@@ -526,7 +526,7 @@ def _nothing_left_behind() -> None:
 
     from pkb_ray.engine.launch import bounds, run_root
 
-    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     (node,) = ev._nodes.values()
     judges = {j.popen.pid for j in node.judges}
     spares = {sb.proc.id: sb.proc.popen.pid for sb in node.spares.values()}

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pkb_ray.engine import gpu_groups as gg
+from pkb_ray.engine.node import gpu_groups as gg
 
 # `nvidia-smi topo -m` of an NVSwitch node (every pair NV18), cut to the columns we read.
 DGX = """\t\x1b[4mGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tCPU Affinity\tNUMA Affinity\x1b[0m

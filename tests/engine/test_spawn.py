@@ -11,7 +11,7 @@ import pytest
 
 from pkb_ray.engine import launch
 from pkb_ray.engine.build import prebuild
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import messages as m
 from pkb_ray.engine.wire.frames import ProtocolError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_the_world_size_reaches_a_judge_as_an_int():
 def test_the_job_a_judge_reads_is_the_request_typed():
     """The timing and timeout sections cross as their config records, not as dicts."""
     from pkb_ray.config.schema import TimeoutConfig, TimingConfig
-    from pkb_ray.engine.judge.control import JudgeJob
+    from pkb_ray.engine.protocol.control import JudgeJob
 
     job = JudgeJob(problem_id="allreduce", problems_source="builtin", loader="pkb_ray.problems:load_problem",
                    candidate_source="", size="small", trials=2, guard=True, time_candidate=True,

@@ -10,7 +10,7 @@ import torch
 from pkb_ray.engine import static_check
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
-from pkb_ray.engine.judge.timing.stats import BETWEEN_EVALUATIONS_SD, rel_ci_of_median, speedup_interval
+from pkb_ray.engine.node.timing_stats import BETWEEN_EVALUATIONS_SD, rel_ci_of_median, speedup_interval
 from pkb_ray.records import FailureClass
 
 from .conftest import ADVERSARIAL
@@ -196,7 +196,8 @@ def test_cpu_plausibility_floor():
     """CPU ranks get a physics floor too: the bytes a rank must move at every core's measured
     copy rate. A correct result below 0.9 of it is implausible, kept with its evidence; the
     same result above it is left alone."""
-    from pkb_ray.engine import hardware, roofline, verdict
+    from pkb_ray.engine import hardware, roofline
+    from pkb_ray.engine.node import verdict
     from pkb_ray.problems.spec import RooflineCounts
     from pkb_ray.records import EvalResult, FailureClass
 

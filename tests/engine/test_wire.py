@@ -12,10 +12,11 @@ import pytest
 import torch
 
 from pkb_ray.engine import launch
-from pkb_ray.engine.judge.timing import stats as timing_stats
+from pkb_ray.engine.node import timing_stats
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.judge import inputs as inp
-from pkb_ray.engine.wire import frames, messages as m, trees
+from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.wire import frames, trees
 from pkb_ray.engine.wire.arena import HostArena, Layout
 from pkb_ray.records import FailureClass
 
@@ -306,6 +307,6 @@ def test_the_worker_side_imports_nothing_of_the_judge_side():
             "pkb_ray.engine.worker.no_network; print(' '.join(sorted(sys.modules)))")
     mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     forbidden = [m for m in mods if m.startswith(("pkb_ray.engine.judge", "pkb_ray.engine.node", "pkb_ray.config",
-                                                  "pkb_ray.records", "pkb_ray.engine.evaluation", "omegaconf",
+                                                  "pkb_ray.records", "pkb_ray.engine.node.evaluation", "omegaconf",
                                                   "hydra", "ray", "mlflow", "litellm"))]
     assert not forbidden, forbidden

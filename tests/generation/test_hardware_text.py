@@ -157,7 +157,7 @@ def test_a_profile_cached_by_older_code_loads(tmp_path):
 
 
 def test_an_old_profile_serves_rooflines_and_is_measured_again_for_prompts(tmp_path):
-    from pkb_ray.engine.evaluation import node_profile
+    from pkb_ray.engine.node.evaluation import node_profile
 
     fp = hardware.fingerprint("cuda", "0,1")
     hardware.save_profile(tmp_path, hardware.profile_from_dict({**OLD_H200_JSON, "fingerprint": fp}))

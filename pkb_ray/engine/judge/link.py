@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import socket
 
-from pkb_ray.engine.wire import frames, messages as m
-from pkb_ray.engine.wire.messages import REFUSAL
+from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.wire import frames
+from pkb_ray.engine.protocol.messages import REFUSAL
 from pkb_ray.records import FailureClass
 
 REPLY_MAX_BYTES = 2 << 20

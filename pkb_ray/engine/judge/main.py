@@ -13,7 +13,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from pkb_ray.engine.wire.start import JudgeStart, payload
+from pkb_ray.engine.protocol.start import JudgeStart, payload
 
 if TYPE_CHECKING:
     from pkb_ray.engine.judge.context import JudgeContext
@@ -34,14 +34,15 @@ def main() -> int:
     import torch
 
     from pkb_ray.engine.judge.context import JudgeContext
-    from pkb_ray.engine.judge.control import JudgeReady
+    from pkb_ray.engine.protocol.control import JudgeReady
     from pkb_ray.engine.judge.group import JudgeGroup
-    from pkb_ray.engine.wire import frames, messages as m
+    from pkb_ray.engine.protocol import messages as m
+    from pkb_ray.engine.wire import frames
 
     rank, world, device = start.rank, start.world_size, start.device
     pinned = False
     if start.core >= 0:
-        from pkb_ray.engine.cpu_pins import pin_process
+        from pkb_ray.engine.node.cpu_pins import pin_process
 
         pinned = pin_process(start.core)
     if device == "cuda":
@@ -80,10 +81,11 @@ def main() -> int:
 
 def serve(ctl: socket.socket, reader: "FrameReader", ctx: "JudgeContext", notify: Callable[[Any], None]) -> None:
     """JudgeJobs from the node, one at a time, until Quit or the node closes the channel."""
-    from pkb_ray.engine.judge.control import JudgeJob, Quit
+    from pkb_ray.engine.protocol.control import JudgeJob, Quit
     from pkb_ray.engine.judge.session import Session
     from pkb_ray.engine.judge.timing.sampling import run_timing
-    from pkb_ray.engine.wire import frames, messages as m
+    from pkb_ray.engine.protocol import messages as m
+    from pkb_ray.engine.wire import frames
 
     world = ctx.world_size
     decoded = (JudgeJob, Quit)

@@ -31,10 +31,10 @@ from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
 from pkb_ray.engine.judge.freezer import FreezeUnavailable, RankFreezer
-from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReport, TimingSamples
+from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReport, TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault, WorkerLink
 from pkb_ray.engine.judge.stop import Stop
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import messages as m
 from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.records import FailureClass

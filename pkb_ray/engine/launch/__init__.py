@@ -26,7 +26,7 @@ from pkb_ray.engine.launch.process import SandboxProcess, copy_tree_in, start_sa
 from pkb_ray.engine.launch.roots import (RUN_ROOT_PREFIX, close_run_root, close_run_root_if_idle, exit_on_sigterm,
                                          package_copy, public_dir, remove_tree, run_root)
 from pkb_ray.engine.launch.spawn import Sandboxed, SpawnSpec, child_env, start, start_trusted
-from pkb_ray.engine.wire.start import (AgentStart, BuildProbed, BuildStart, JudgeStart, ProfileStart, WorkerStart,
+from pkb_ray.engine.protocol.start import (AgentStart, BuildProbed, BuildStart, JudgeStart, ProfileStart, WorkerStart,
                                        payload)
 
 __all__ = [

@@ -22,7 +22,7 @@ from pkb_ray.engine.env import rank_env
 from pkb_ray.engine.launch.bounds import Bounds
 from pkb_ray.engine.launch.plan import SandboxPlan
 from pkb_ray.engine.launch.process import SandboxProcess, start_sandbox
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import messages as m
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import os
 import sys
 from datetime import timedelta
 
-from pkb_ray.engine.wire.start import AgentStart, payload
+from pkb_ray.engine.protocol.start import AgentStart, payload
 from pkb_ray.engine.worker import file_limit, reap
 
 

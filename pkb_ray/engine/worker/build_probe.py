@@ -15,8 +15,8 @@ import os
 import sys
 import traceback
 
-from pkb_ray.engine.wire.start import BuildProbed, BuildStart, payload
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol.start import BuildProbed, BuildStart, payload
+from pkb_ray.engine.protocol import messages as m
 from pkb_ray.engine.worker import file_limit
 
 

@@ -19,7 +19,8 @@ import torch
 import torch.distributed as dist
 
 from pkb_ray.engine.worker import guard
-from pkb_ray.engine.wire import frames, messages as m
+from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.wire import frames
 from pkb_ray.engine.wire.arena import Arena, make_arena
 from pkb_ray.engine.wire.gate import GatePage, GateUnavailable, LaunchGate
 from pkb_ray.engine.worker import no_network, process_group

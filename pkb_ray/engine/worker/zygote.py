@@ -18,8 +18,8 @@ import socket
 import sys
 from typing import Callable
 
-from pkb_ray.engine.wire.start import WorkerStart, payload
-from pkb_ray.engine import cpu_pins
+from pkb_ray.engine.protocol.start import WorkerStart, payload
+from pkb_ray.engine.node import cpu_pins
 from pkb_ray.engine.worker import file_limit, reap
 
 SETUP_TIMEOUT_S = 600.0

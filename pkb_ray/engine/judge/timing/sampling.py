@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from pkb_ray.engine.judge import inputs as inp
-from pkb_ray.engine.judge.control import TimingMode, TimingSamples
+from pkb_ray.engine.protocol.control import TimingMode, TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault
 from pkb_ray.engine.judge.session import Session, TimedRun, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
-from pkb_ray.engine.judge.timing import stats
+from pkb_ray.engine.node import timing_stats as stats
 from pkb_ray.engine.judge.timing.conditions import ConditionsMeter, loaded
 from pkb_ray.engine.judge.timing.expiries import STREAK, HeldExpiries
-from pkb_ray.engine.judge.timing.evidence import LEAST_SHARE
+from pkb_ray.engine.node.timing_evidence import LEAST_SHARE
 from pkb_ray.records import FailureClass
 
 EPS_MS = 0.05

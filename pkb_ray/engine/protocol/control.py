@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pkb_ray.config.schema import TimeoutConfig, TimingConfig
-from pkb_ray.engine.wire.messages import Message
+from pkb_ray.engine.protocol.messages import Message
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,11 @@ import uuid
 import dataclasses
 from dataclasses import dataclass, field
 
-from pkb_ray.engine import cpu_pins, launch, nccl_stub
-from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
-from pkb_ray.engine.wire import frames, messages as m
+from pkb_ray.engine import launch, nccl_stub
+from pkb_ray.engine.node import cpu_pins
+from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
+from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.wire import frames
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.engine.worker.reap import ends_in
 

@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import messages as m
 
 R = TypeVar("R", bound=m.Message)
 

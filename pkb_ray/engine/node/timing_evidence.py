@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import statistics
 
-from pkb_ray.engine.judge.control import TimingSamples
+from pkb_ray.engine.protocol.control import TimingSamples
 from pkb_ray.records import TimingEvidence
 
-from . import stats
+from pkb_ray.engine.node import timing_stats as stats
 
 LEAST_SHARE = 0.01
 """One sample's figure is never below this share of the floor (per call): a window that

@@ -26,9 +26,10 @@ import ray
 from ray.util.placement_group import placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from pkb_ray.engine import gpu_groups, hardware
+from pkb_ray.engine import hardware
+from pkb_ray.engine.node import gpu_groups
 from pkb_ray.engine.env import scrub_secrets
-from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
+from pkb_ray.engine.node.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
 from pkb_ray.engine.launch import close_run_root, exit_on_sigterm

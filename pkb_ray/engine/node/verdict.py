@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import statistics
 
-from pkb_ray.engine.judge.control import JudgeEvent, JudgeReport, TimingSamples
-from pkb_ray.engine.judge.timing import evidence as timing_evidence, stats as timing_stats
-from pkb_ray.engine.node import GRACE_S, NodeOutcome
+from pkb_ray.engine.protocol.control import JudgeEvent, JudgeReport, TimingSamples
+from pkb_ray.engine.node import timing_evidence, timing_stats
+from pkb_ray.engine.node.judge_node import GRACE_S, NodeOutcome
 from pkb_ray.engine.worker.reap import ends_in
 from pkb_ray.records import EvalResult, FailureClass, TimingEvidence
 
