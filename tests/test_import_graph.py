@@ -180,7 +180,7 @@ def test_a_judge_imports_no_hydra():
 
 
 WORKER_MAY_REACH = ("pkb_ray", "pkb_ray.engine", "pkb_ray.engine.worker", "pkb_ray.engine.wire", "pkb_ray.engine.protocol",
-                    "pkb_ray.engine.node", "pkb_ray.engine.node.cpu_pins", "pkb_ray.engine.version")
+                    "pkb_ray.engine.version")
 """What a module of the worker side (the sandbox) may import, directly or through another:
 its own package, what crosses the boundary (wire/, the start records included) and the core
 plan it pins itself to. Not the launcher (engine/launch/: 800 lines of the node's that would

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pkb_ray.config.schema import SandboxConfig
 from pkb_ray.engine import launch, nccl_stub
-from pkb_ray.engine.worker.reap import RankEnd, ends_in
+from pkb_ray.engine.protocol.rank_ends import RankEnd, ends_in
 
 START_S = 60.0
 """The sandbox's own start (a torch import, 1-3 s), before the caller's limit starts."""

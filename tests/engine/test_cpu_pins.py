@@ -36,7 +36,7 @@ def test_too_few_cores_for_the_node_pins_nothing():
 def test_pin_process_moves_every_thread():
     core = max(os.sched_getaffinity(0))
     code = ("import os, threading, time\n"
-            "from pkb_ray.engine.node.cpu_pins import pin_process\n"
+            "from pkb_ray.engine.wire.cores import pin_process\n"
             "t = threading.Thread(target=time.sleep, args=(2,)); t.start()\n"
             f"pin_process({core}, yields=True)\n"
             "tids = [int(x) for x in os.listdir('/proc/self/task')]\n"
@@ -58,7 +58,7 @@ def test_every_rank_of_a_worker_yields_and_is_pinned_not_only_the_first():
     still count as yielding (the group is at nice 19) and be pinned."""
     core = max(os.sched_getaffinity(0))
     code = ("import ctypes, os, sys\n"
-            "from pkb_ray.engine.node.cpu_pins import pin_process\n"
+            "from pkb_ray.engine.wire.cores import pin_process\n"
             "os.setsid()\n"
             "r, w = os.pipe()\n"
             "kids = []\n"

@@ -11,7 +11,7 @@ import pytest
 
 from pkb_ray.engine import launch
 from pkb_ray.engine.build import prebuild
-from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.protocol import codec
 from pkb_ray.engine.wire.frames import ProtocolError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,13 +37,13 @@ def test_a_start_record_reads_back_as_it_was_written(record, monkeypatch):
 
 
 def test_a_start_record_is_checked_field_by_field():
-    wire = m.to_wire(RECORDS[1])
+    wire = codec.to_wire(RECORDS[1])
     with pytest.raises(ProtocolError, match="world_size"):
-        m.decode({**wire, "world_size": "2"}, (launch.WorkerStart,))  # the old "cuda,2,1" string
+        codec.decode({**wire, "world_size": "2"}, (launch.WorkerStart,))  # the old "cuda,2,1" string
     with pytest.raises(ProtocolError, match="unexpected message"):
-        m.decode(wire, (launch.JudgeStart,))
+        codec.decode(wire, (launch.JudgeStart,))
     with pytest.raises(ProtocolError, match="unknown fields"):
-        m.decode({**wire, "sys_path": []}, (launch.WorkerStart,))
+        codec.decode({**wire, "sys_path": []}, (launch.WorkerStart,))
 
 
 def test_child_env_is_one_allow_list_for_every_child(monkeypatch):
@@ -99,8 +99,8 @@ def test_the_world_size_reaches_a_judge_as_an_int():
                       device="cpu", size="small")
     start = launch.JudgeStart(rank=0, world_size=req.world_size, device=req.device, store_port=1, control_fd=3,
                              gate_fd=4, gate_timeout_us=1, group_timeout_s=1.0)
-    wire = json.loads(json.dumps(m.to_wire(start)))
-    assert m.decode(wire, (launch.JudgeStart,)).world_size == 2
+    wire = json.loads(json.dumps(codec.to_wire(start)))
+    assert codec.decode(wire, (launch.JudgeStart,)).world_size == 2
 
 
 def test_the_job_a_judge_reads_is_the_request_typed():
@@ -112,7 +112,7 @@ def test_the_job_a_judge_reads_is_the_request_typed():
                    candidate_source="", size="small", trials=2, guard=True, time_candidate=True,
                    timing=TimingConfig(min_calls=7), timeouts=TimeoutConfig(load_s=9.0), transport="host",
                    cache_dir="/tmp/c", reference_key="k", eval_id="e1", seed=5)
-    back = m.decode(json.loads(json.dumps(m.to_wire(job))), (JudgeJob,))
+    back = codec.decode(json.loads(json.dumps(codec.to_wire(job))), (JudgeJob,))
     assert back == job and isinstance(back.timing, TimingConfig) and back.timing.min_calls == 7
     with pytest.raises(ProtocolError, match="min_calls"):
-        m.decode({**m.to_wire(job), "timing": {"min_calls": "7"}}, (JudgeJob,))
+        codec.decode({**codec.to_wire(job), "timing": {"min_calls": "7"}}, (JudgeJob,))

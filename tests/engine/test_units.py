@@ -10,7 +10,8 @@ import torch
 from pkb_ray.engine import static_check
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
-from pkb_ray.engine.node.timing_stats import BETWEEN_EVALUATIONS_SD, rel_ci_of_median, speedup_interval
+from pkb_ray.engine.node.timing_stats import BETWEEN_EVALUATIONS_SD, speedup_interval
+from pkb_ray.engine.protocol.timing import rel_ci_of_median
 from pkb_ray.records import FailureClass
 
 from .conftest import ADVERSARIAL

@@ -31,10 +31,11 @@ from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
 from pkb_ray.engine.judge.freezer import FreezeUnavailable, RankFreezer
-from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReport, TimingSamples
+from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReport
+from pkb_ray.engine.protocol.timing import TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault, WorkerLink
 from pkb_ray.engine.judge.stop import Stop
-from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.protocol import codec, messages as m
 from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.records import FailureClass
@@ -189,8 +190,8 @@ class Session:
         # failed: the node knows, and never names a rank it stopped itself as the cause.
         self.fail(f.failure, f.message, trial=trial, log=f.log, gone=f.gone)
 
-    def ask(self, side: WorkerSide, msg: m.Message, expected: tuple, timeout_s: float, phase: str,
-            fds: list[int] | None = None) -> m.Message:
+    def ask(self, side: WorkerSide, msg: codec.Message, expected: tuple, timeout_s: float, phase: str,
+            fds: list[int] | None = None) -> codec.Message:
         """A request to one worker. The reference worker runs only harness code: whatever
         fails there is the harness's (or the machine's), never the candidate's."""
         try:

@@ -22,7 +22,7 @@ from pkb_ray.engine.env import rank_env
 from pkb_ray.engine.launch.bounds import Bounds
 from pkb_ray.engine.launch.plan import SandboxPlan
 from pkb_ray.engine.launch.process import SandboxProcess, start_sandbox
-from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.protocol import codec
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,13 @@ class SpawnSpec:
     """A child process: `python -m module <payload>`, its environment (child_env), the
     descriptors it inherits, and, for candidate code, its sandbox."""
     module: str
-    payload: m.Message
+    payload: codec.Message
     env: Mapping[str, str]
     fds: tuple[int, ...] = ()
     sandbox: Sandboxed | None = None
 
     def argv(self) -> list[str]:
-        return [sys.executable, "-m", self.module, json.dumps(m.to_wire(self.payload))]
+        return [sys.executable, "-m", self.module, json.dumps(codec.to_wire(self.payload))]
 
 
 def start(spec: SpawnSpec) -> SandboxProcess:

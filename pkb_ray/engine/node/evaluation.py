@@ -27,7 +27,8 @@ from typing import Any, Callable
 from pkb_ray.engine import hardware, launch, nccl_stub, roofline, static_check
 from pkb_ray.engine.node import cpu_pins, reference_timings, timing_modes, verdict
 from pkb_ray.engine.node.gpu_groups import Lease
-from pkb_ray.engine.protocol.control import JudgeJob, TimingMode
+from pkb_ray.engine.protocol.control import JudgeJob
+from pkb_ray.engine.protocol.timing import TimingMode
 from pkb_ray.engine.node.judge_node import JudgeNode, NodeSpec
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest

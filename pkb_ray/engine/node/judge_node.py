@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pkb_ray.engine import launch, nccl_stub
 from pkb_ray.engine.node import cpu_pins
 from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
-from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.protocol import codec
 from pkb_ray.engine.wire import frames
 from pkb_ray.engine.wire.gate import GatePage
-from pkb_ray.engine.worker.reap import ends_in
+from pkb_ray.engine.protocol.rank_ends import ends_in
 
 JUDGE_START_S = 180.0
 GRACE_S = 0.5
@@ -144,7 +144,7 @@ class JudgeNode:
         for j in self.judges:
             try:
                 obj, _ = j.reader.recv(timeout_s=JUDGE_START_S)
-                m.decode(obj, (JudgeReady,))
+                codec.decode(obj, (JudgeReady,))
             except (frames.FrameTimeout, frames.ProtocolError) as e:
                 self.stop()
                 raise JudgesBroken(f"judge {j.rank} did not start: {e}") from e
@@ -152,7 +152,7 @@ class JudgeNode:
     def stop(self) -> None:
         for j in self.judges:
             try:
-                frames.send(j.sock, m.to_wire(Quit()))
+                frames.send(j.sock, codec.to_wire(Quit()))
             except OSError:
                 pass
         for j in self.judges:
@@ -270,7 +270,7 @@ class JudgeNode:
             try:
                 for r, j in enumerate(self.judges):
                     fds = [fd for box, page in zip(boxes, page_fds) for fd in (box.ends[r].fileno(), page)]
-                    frames.send(j.sock, m.to_wire(msg), fds)
+                    frames.send(j.sock, codec.to_wire(msg), fds)
             except OSError as e:
                 raise JudgesBroken(f"a judge is gone: {e}") from e
             finally:
@@ -356,7 +356,7 @@ class JudgeNode:
                     obj, _ = j.reader.recv(timeout_s=30)
                 except (frames.ProtocolError, frames.FrameTimeout) as e:
                     raise JudgesBroken(f"judge {j.rank}: {e}") from e
-                msg = m.decode(obj, (JudgeEvent, JudgeReport))
+                msg = codec.decode(obj, (JudgeEvent, JudgeReport))
                 if getattr(msg, "eval_id", eval_id) != eval_id:
                     continue
                 if isinstance(msg, JudgeEvent):

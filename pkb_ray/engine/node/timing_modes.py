@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pkb_ray.engine.node import reference_timings
-from pkb_ray.engine.protocol.control import TimingMode
+from pkb_ray.engine.protocol.timing import TimingMode
 
 _lock = threading.Lock()
 

@@ -1,30 +1,13 @@
-"""Statistics of timed samples: medians, their confidence, and the speedup's interval.
+"""The speedup's interval: a paired bootstrap, widened by the spread between evaluations.
 
-Pure functions of numbers; used by the judges (when to stop sampling) and the node (the
-interval it reports).
+Pure functions of numbers, run by the node on the judges' samples (a median's own confidence,
+which the judges read too, is protocol/timing.py's rel_ci_of_median).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Sequence
-
-
-def rel_ci_of_median(samples: Sequence[float]) -> float:
-    """Relative half-width of a distribution-free 95% confidence interval of the median
-    (order statistics)."""
-    n = len(samples)
-    if n < 3:
-        return math.inf
-    s = sorted(samples)
-    med = statistics.median(s)
-    if med <= 0:
-        return math.inf
-    k = 1.96 * math.sqrt(n) / 2
-    lo = s[max(0, math.floor(n / 2 - k))]
-    hi = s[min(n - 1, math.ceil(n / 2 + k))]
-    return (hi - lo) / 2 / med
 
 
 BETWEEN_EVALUATIONS_SD = {"cpu": 0.048, "cuda": 0.010}

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import statistics
 
-from pkb_ray.engine.protocol.control import JudgeEvent, JudgeReport, TimingSamples
+from pkb_ray.engine.protocol.control import JudgeEvent, JudgeReport
+from pkb_ray.engine.protocol.timing import TimingSamples
 from pkb_ray.engine.node import timing_evidence, timing_stats
 from pkb_ray.engine.node.judge_node import GRACE_S, NodeOutcome
-from pkb_ray.engine.worker.reap import ends_in
+from pkb_ray.engine.protocol.rank_ends import ends_in
 from pkb_ray.records import EvalResult, FailureClass, TimingEvidence
 
 PHYSICS_FLOOR = 0.9

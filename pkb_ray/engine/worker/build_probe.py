@@ -16,7 +16,7 @@ import sys
 import traceback
 
 from pkb_ray.engine.protocol.start import BuildProbed, BuildStart, payload
-from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.protocol import codec
 from pkb_ray.engine.worker import file_limit
 
 
@@ -31,7 +31,7 @@ def main() -> int:
         spec.loader.exec_module(mod)
     except BaseException:  # noqa: BLE001 - candidate code
         res = BuildProbed(ok=False, log=traceback.format_exc()[-20000:])
-    print("\n" + json.dumps(m.to_wire(res)), flush=True)
+    print("\n" + json.dumps(codec.to_wire(res)), flush=True)
     return 0
 
 

@@ -19,7 +19,7 @@ import sys
 from typing import Callable
 
 from pkb_ray.engine.protocol.start import WorkerStart, payload
-from pkb_ray.engine.node import cpu_pins
+from pkb_ray.engine.wire import cores
 from pkb_ray.engine.worker import file_limit, reap
 
 SETUP_TIMEOUT_S = 600.0
@@ -43,7 +43,7 @@ def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
         # refuses sched_setaffinity, and takes every thread set-up started.
         settle = functools.partial(_settle_on, start.cores[r], start.yields)
     elif start.yields:  # cpu: both workers, unpinned (cpu_pins.yields)
-        cpu_pins.yield_process()
+        cores.yield_process()
     worker.setup(r, start.world_size, start.device, start.guard, SETUP_TIMEOUT_S, settle)
     worker.serve()
     return 0
@@ -57,7 +57,7 @@ def _settle_on(core: int, yields: bool) -> None:
     took its own core: judge/main.py). A candidate may set its own count: its core only."""
     import torch
 
-    if cpu_pins.pin_process(core, yields=yields):
+    if cores.pin_process(core, yields=yields):
         torch.set_num_threads(1)
 
 

@@ -26,14 +26,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from pkb_ray.engine.judge import inputs as inp
-from pkb_ray.engine.protocol.control import TimingMode, TimingSamples
+from pkb_ray.engine.protocol.timing import LEAST_SHARE, TimingMode, TimingSamples, rel_ci_of_median
 from pkb_ray.engine.judge.link import WorkerFault
 from pkb_ray.engine.judge.session import Session, TimedRun, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
-from pkb_ray.engine.node import timing_stats as stats
 from pkb_ray.engine.judge.timing.conditions import ConditionsMeter, loaded
 from pkb_ray.engine.judge.timing.expiries import STREAK, HeldExpiries
-from pkb_ray.engine.node.timing_evidence import LEAST_SHARE
 from pkb_ray.records import FailureClass
 
 EPS_MS = 0.05
@@ -568,7 +566,7 @@ class Interleaved:
             done_n = len(self.cand_win)
             # The interval that matters is the speedup's: paired ratios cancel the drift
             # that both halves of a sample share, which each half's own interval keeps.
-            if done_n >= self.cfg.min_calls and stats.rel_ci_of_median(self.ratios()) <= self.cfg.target_rel_ci:
+            if done_n >= self.cfg.min_calls and rel_ci_of_median(self.ratios()) <= self.cfg.target_rel_ci:
                 return "stable"
             if done_n >= self.cfg.max_calls:
                 return "max_calls"
