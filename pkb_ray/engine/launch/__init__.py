@@ -1,7 +1,7 @@
 """The launcher: how the node starts every child process, and the sandbox candidate code runs in.
 
 Runs in the node's processes (the node actor, `pkb eval`, a build worker, the agent), never
-in a sandbox: a sandboxed child reads its start record from engine/wire/start.py and imports
+in a sandbox: a sandboxed child reads its start record from engine/protocol/start.py and imports
 nothing here (tests/test_import_graph.py checks it). By job:
 
   plan       what sandbox this machine allows (bwrap+uid, bwrap, uid, none), found once
