@@ -62,16 +62,16 @@ def simulated_evaluator(time_scale: float):
 
     class SimulatedNodeEvaluator(_NodeEvaluator):
         def evaluate(self, request, build=None):
-            with self.groups.lend(request.world_size) as lease:
+            with self.groups.lend(request.eval.world_size) as lease:
                 start = time.time()
                 pick = zlib.crc32(request.cell_id.encode()) % len(MEASURED_NODE_SECONDS)
                 time.sleep(MEASURED_NODE_SECONDS[pick] * time_scale)
                 end = time.time()
             return EvalResult(
                 correct=True, compiled=True, candidate_ms=1.0, reference_ms=1.0, speedup=1.0,
-                world_size=request.world_size, device=request.device, size=request.size,
+                world_size=request.eval.world_size, device=request.device, size=request.size,
                 hardware_fingerprint=self._fingerprint, harness_version=HARNESS_VERSION,
-                trials=request.trials, node_seconds=end - start,
+                trials=request.eval.trials, node_seconds=end - start,
                 message="simulated evaluation (scripts/bench_cluster.py): no rank ran",
                 sandbox="simulated: no process started",
                 gpus=lease.cuda_visible_devices or "", gpu_link=lease.link, sharing=lease.sharing,

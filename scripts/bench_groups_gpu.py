@@ -47,7 +47,7 @@ def node_gpus() -> list[int]:
 
 class Bench:
     def __init__(self, args, groups, problems) -> None:
-        from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+        from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 
         self.args, self.groups, self.problems = args, groups, problems
         self.timing = TimingConfig()
@@ -58,10 +58,11 @@ class Bench:
 
         problem = self.problems[pid]
         source = problem.expert_source if candidate == "expert" else problem.reference_source
-        return EvalRequest(problem_id=pid, problems_source="builtin", candidate_source=source,
-                           world_size=self.args.world_size, device="cuda", size="bench", trials=2,
-                           guard=candidate == "expert", timing=self.timing, timeouts=self.timeouts,
-                           cache_dir=self.args.cache_dir, cell_id=f"groups/{pid}/{candidate}/{tag}")
+        return EvalRequest(problem_id=pid, problems_source="builtin", candidate_source=source, device="cuda",
+                           size="bench", cell_id=f"groups/{pid}/{candidate}/{tag}",
+                           eval=EvalConfig(world_size=self.args.world_size, trials=2,
+                                           guard=candidate == "expert", timing=self.timing,
+                                           timeouts=self.timeouts, cache_dir=self.args.cache_dir))
 
     def evaluate(self, pid: str, candidate: str, tag: str) -> dict:
         from pkb_ray.engine import evaluate

@@ -38,14 +38,15 @@ EXPERTS = ("allreduce", "allgather", "alltoall", "broadcast", "reduce_scatter")
 
 
 def _request(problem: str, source: str, ws: int, cache_dir: str, timed: bool):
-    from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+    from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
     from pkb_ray.engine import EvalRequest
 
-    return EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source, world_size=ws,
-                       device="cuda", size="bench" if timed else "small", trials=3 if timed else 1,
-                       time_candidate=timed, timing=TimingConfig(max_timing_s=5.0),
-                       timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
-                       cache_dir=cache_dir)
+    return EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source, device="cuda",
+                       size="bench" if timed else "small",
+                       eval=EvalConfig(world_size=ws, trials=3 if timed else 1, time_candidates=timed,
+                                       timing=TimingConfig(max_timing_s=5.0),
+                                       timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
+                                       cache_dir=cache_dir))
 
 
 def reaches(text: str) -> dict | None:

@@ -91,7 +91,7 @@ class ToolStages:
     def evaluate(self, slot: EvalSlot, state: CellState) -> Any:
         turn = state.current
         base = self.base_request(state)
-        return slot.actor.run_tool.remote(base.world_size, execute_on_node, turn.generation.request, base,
+        return slot.actor.run_tool.remote(base.eval.world_size, execute_on_node, turn.generation.request, base,
                                           self.agent_cfg, turn.build)
 
     def ping(self, slot: EvalSlot) -> Any:

@@ -225,7 +225,7 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
 
 
 def test_no_guard_lets_the_reference_itself_run(run_eval):
-    res = run_eval(ADVERSARIAL / "calls_all_reduce.py", guard=False, time_candidate=False)
+    res = run_eval(ADVERSARIAL / "calls_all_reduce.py", guard=False, time_candidates=False)
     assert res.correct, (res.message, res.log[-2000:])
     assert "guard_off" in res.flags and res.candidate_ms is None
 

@@ -75,6 +75,7 @@ def _gpu_count() -> int:
 def test_gpu_isolation_gpu(cache_dir):
     """The neighbour attack (adversarial/gpu/reaches_neighbour.py) at world size 1 on the
     node's last GPU, in a bubblewrap sandbox: every way it tries sees that one GPU."""
+    from pkb_ray.config.schema import EvalConfig
     from pkb_ray.engine import EvalRequest, evaluate
     from pkb_ray.problems.includes import read_candidate_file
 
@@ -83,8 +84,9 @@ def test_gpu_isolation_gpu(cache_dir):
     last = str(_gpu_count() - 1)
     src = read_candidate_file(HERE / "adversarial" / "gpu" / "reaches_neighbour.py", root=HERE)
     res = evaluate(EvalRequest(problem_id="allreduce", problems_source="builtin", candidate_source=src,
-                               world_size=1, device="cuda", size="small", trials=2, time_candidate=False,
-                               cache_dir=cache_dir), cuda_visible_devices=last)
+                               device="cuda", size="small",
+                               eval=EvalConfig(world_size=1, trials=2, time_candidates=False,
+                                               cache_dir=cache_dir)), cuda_visible_devices=last)
     assert res.sandbox.startswith("bwrap"), res.sandbox
     assert res.failure is not None and res.failure.value == "runtime_error", (res.failure, res.message)
     text = res.message + "\n" + res.log

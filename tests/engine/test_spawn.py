@@ -93,26 +93,33 @@ def test_no_other_way_into_a_child():
 
 def test_the_world_size_reaches_a_judge_as_an_int():
     """From the request to the judge's start record and the worker's: typed, never a string."""
+    from pkb_ray.config.schema import EvalConfig
     from pkb_ray.engine.request import EvalRequest
 
-    req = EvalRequest(problem_id="p", problems_source="builtin", candidate_source="", world_size=2,
-                      device="cpu", size="small")
-    start = launch.JudgeStart(rank=0, world_size=req.world_size, device=req.device, store_port=1, control_fd=3,
+    req = EvalRequest(problem_id="p", problems_source="builtin", candidate_source="", device="cpu", size="small",
+                      eval=EvalConfig(world_size=2))
+    start = launch.JudgeStart(rank=0, world_size=req.eval.world_size, device=req.device, store_port=1, control_fd=3,
                              gate_fd=4, gate_timeout_us=1, group_timeout_s=1.0)
     wire = json.loads(json.dumps(codec.to_wire(start)))
     assert codec.decode(wire, (launch.JudgeStart,)).world_size == 2
 
 
 def test_the_job_a_judge_reads_is_the_request_typed():
-    """The timing and timeout sections cross as their config records, not as dicts."""
-    from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+    """The request crosses whole, its eval settings and their timing and timeout sections as
+    their config records, not as dicts."""
+    from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
     from pkb_ray.engine.protocol.control import JudgeJob
+    from pkb_ray.engine.request import EvalRequest
 
-    job = JudgeJob(problem_id="allreduce", problems_source="builtin", loader="pkb_ray.problems:load_problem",
-                   candidate_source="", size="small", trials=2, guard=True, time_candidate=True,
-                   timing=TimingConfig(min_calls=7), timeouts=TimeoutConfig(load_s=9.0), transport="host",
-                   cache_dir="/tmp/c", reference_key="k", eval_id="e1", seed=5)
+    req = EvalRequest(problem_id="allreduce", problems_source="builtin", candidate_source="", device="cpu",
+                      size="small", eval=EvalConfig(trials=2, timing=TimingConfig(min_calls=7),
+                                                    timeouts=TimeoutConfig(load_s=9.0), transport="host",
+                                                    cache_dir="/tmp/c"))
+    job = JudgeJob(request=req, loader="pkb_ray.problems:load_problem", reference_key="k", eval_id="e1", seed=5)
     back = codec.decode(json.loads(json.dumps(codec.to_wire(job))), (JudgeJob,))
-    assert back == job and isinstance(back.timing, TimingConfig) and back.timing.min_calls == 7
+    assert back == job and isinstance(back.request.eval.timing, TimingConfig)
+    assert back.request.eval.timing.min_calls == 7 and back.request.guard
+    wire = codec.to_wire(job)
+    wire["request"]["eval"]["timing"]["min_calls"] = "7"
     with pytest.raises(ProtocolError, match="min_calls"):
-        codec.decode({**codec.to_wire(job), "timing": {"min_calls": "7"}}, (JudgeJob,))
+        codec.decode(wire, (JudgeJob,))

@@ -149,9 +149,11 @@ class Session:
         self.ctx, self.job, self.notify, self.timing_phase = ctx, job, notify, timing_phase
         self.cand, self.ref = cand, ref
         self.report = RankOutcome()
+        self.req = job.request
         self.secrets = inp.Secrets(job.seed)
-        self.cfg = job.timing
-        self.timeouts = job.timeouts
+        self.cfg = job.request.eval.timing
+        self.timeouts = job.request.eval.timeouts
+        self.trials = job.request.eval.trials
         self.phase = "start"
         self.floor_ms: dict[int, float] = {}
         self.floor_fit: tuple[float, float] = (0.0, 0.0)
@@ -236,7 +238,7 @@ class Session:
             if self.timed:
                 self.step("calibrate", self.calibrate)
             self.step("load", self.load)
-            for t in range(self.job.trials):
+            for t in range(self.trials):
                 self.step(f"trial:{t}", lambda t=t: self.trial(t), trial=t)
             if self.timed:
                 self.timing_phase(self)
@@ -249,7 +251,7 @@ class Session:
 
     @property
     def timed(self) -> bool:
-        return self.job.time_candidate and self.ref is not None
+        return self.job.timed and self.ref is not None
 
     def close(self) -> None:
         for side in self.sides:
@@ -268,7 +270,7 @@ class Session:
         timeout = max(self.timeouts.start_s, self.timeouts.trial_s)
         for side in self.sides:
             # The reference worker runs the problem's own PyTorch + NCCL code: no guard.
-            guard = self.job.guard if side is self.cand else False
+            guard = self.req.guard if side is self.cand else False
             ready = self.ask(side, m.Hello(rank=self.ctx.rank, world_size=self.ctx.world_size, device=self.device,
                                            guard=guard, store_timeout_s=timeout),
                              (m.Ready,), self.timeouts.start_s, "start-up")
@@ -299,18 +301,19 @@ class Session:
 
     def make(self) -> tuple:
         seed = self.secrets.input_seed()
-        return self.problem.make_inputs(self.ctx.rank, self.ctx.world_size, seed, self.job.size, self.device)
+        return self.problem.make_inputs(self.ctx.rank, self.ctx.world_size, seed, self.req.size, self.device)
 
     def prepare(self) -> None:
         self.find_freezers()
-        self.problem = self.ctx.problem(self.job.loader, self.job.problems_source, self.job.problem_id)
+        self.problem = self.ctx.problem(self.job.loader, self.req.problems_source, self.req.problem_id)
         self.atol, self.rtol = self.problem.spec.atol, self.problem.spec.rtol
-        self.trial_args = [self.make() for _ in range(max(1, self.job.trials))]
+        self.trial_args = [self.make() for _ in range(max(1, self.trials))]
         self.trial_expected = [self.reference(a) for a in self.trial_args]
         per_call = max(inp.nbytes(a) + inp.nbytes(e) for a, e in zip(self.trial_args, self.trial_expected))
         # Room for MAX_CALLS_PER_SAMPLE calls where that fits the budget; data-dependent shapes get 50% slack.
         one = int(per_call * 1.5) + 64 * 256
-        kind = "cuda" if self.ctx.cuda and self.job.transport == "cuda" else "host"
+        # eval.transport: auto takes device memory on a GPU, host memory on cpu.
+        kind = "cuda" if self.ctx.cuda and self.req.eval.transport != "host" else "host"
         budget = ARENA_BUDGET_BYTES
         if kind == "cuda":
             budget = min(CUDA_ARENA_BUDGET_BYTES, torch.cuda.mem_get_info(self.device)[0] // 16)
@@ -436,7 +439,7 @@ class Session:
         return fixed + per_call * k
 
     def load(self) -> None:
-        self.ask(self.cand, m.Load(source=self.job.candidate_source), (m.Ok,), self.timeouts.load_s,
+        self.ask(self.cand, m.Load(source=self.req.candidate_source), (m.Ok,), self.timeouts.load_s,
                  "loading the candidate")
         self.report.compiled = True
         if self.ref is not None:

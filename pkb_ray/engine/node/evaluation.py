@@ -73,8 +73,8 @@ def evaluate(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFA
       replace cuda_visible_devices, its judges are the group's own, and the result records
       the GPUs, the sharing mode and the co-tenancy."""
     t0 = time.monotonic()
-    result = EvalResult(world_size=request.world_size, device=request.device, size=request.size,
-                        harness_version=HARNESS_VERSION, trials=request.trials)
+    result = EvalResult(world_size=request.eval.world_size, device=request.device, size=request.size,
+                        harness_version=HARNESS_VERSION, trials=request.eval.trials)
     if lease is not None:
         cuda_visible_devices = lease.cuda_visible_devices
         result.gpus = cuda_visible_devices or ""
@@ -113,11 +113,11 @@ def _cores(req: EvalRequest, cvd: str | None,
     use every core, and where GPUs are not named by index."""
     if req.device != "cuda":
         return (), ()
-    names = [d.strip() for d in cvd.split(",") if d.strip()] if cvd else [str(r) for r in range(req.world_size)]
+    names = [d.strip() for d in cvd.split(",") if d.strip()] if cvd else [str(r) for r in range(req.eval.world_size)]
     node = [d.strip() for d in node_cvd.split(",") if d.strip()] if node_cvd else names
     if not all(n.isdigit() for n in names + node):
         return (), ()
-    cores = cpu_pins.plan([int(n) for n in names[:req.world_size]], len(node))
+    cores = cpu_pins.plan([int(n) for n in names[:req.eval.world_size]], len(node))
     return cores, (cpu_pins.unpinned(len(node)) if cores else ())
 
 
@@ -126,14 +126,15 @@ def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores,
     """The judges for this kind of evaluation on these GPUs, started once and kept. Each GPU
     group has its own; a node for other settings, or for GPUs that overlap these, is stopped
     first (it cannot be in use: GpuGroups lends no GPU twice)."""
-    plan = launch.plan_sandbox(req.sandbox.mode, req.sandbox.user, req.sandbox.bwrap_path or None)
-    cache_dirs = tuple(str(Path(d).expanduser().resolve()) for d in (req.cache_dir,))
+    ev = req.eval
+    plan = launch.plan_sandbox(ev.sandbox.mode, ev.sandbox.user, ev.sandbox.bwrap_path or None)
+    cache_dirs = tuple(str(Path(d).expanduser().resolve()) for d in (ev.cache_dir,))
     # CPU workers too: on a GPU machine evaluating on cpu, libnccl is there to be loaded by
     # path (the stub refuses; no library on a CPU-only build: nothing to hide).
-    stub = tuple(sorted(nccl_stub.build(req.cache_dir).items()))
-    spec = NodeSpec(device=req.device, world_size=req.world_size, cuda_visible_devices=cvd, plan=plan,
-                    torch_cuda_arch_list=req.torch_cuda_arch_list, cache_dirs=cache_dirs,
-                    gate_timeout_us=int(req.timing.gate_timeout_ms * 1000), nccl_stub=stub, cores=cores,
+    stub = tuple(sorted(nccl_stub.build(ev.cache_dir).items()))
+    spec = NodeSpec(device=req.device, world_size=ev.world_size, cuda_visible_devices=cvd, plan=plan,
+                    torch_cuda_arch_list=ev.torch_cuda_arch_list, cache_dirs=cache_dirs,
+                    gate_timeout_us=int(ev.timing.gate_timeout_ms * 1000), nccl_stub=stub, cores=cores,
                     setup_cores=setup_cores)
     with _nodes_lock:
         key = dataclasses.astuple(spec)
@@ -173,8 +174,8 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
               result: EvalResult, lease: Lease | None) -> None:
     if req.device not in ("cpu", "cuda"):
         raise ValueError(f"device must be cpu or cuda, got {req.device!r}")
-    if req.world_size < 1:
-        raise ValueError(f"world_size must be >= 1, got {req.world_size}")
+    if req.eval.world_size < 1:
+        raise ValueError(f"world_size must be >= 1, got {req.eval.world_size}")
     report = static_check.check(req.candidate_source)
     result.flags = list(report.flags) + ([] if req.guard else ["guard_off"])
     result.sandbox = "not run: refused before any process started"
@@ -196,47 +197,43 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
         raise ValueError(f"problem {req.problem_id!r} has no size {req.size!r} "
                          f"(sizes: {sorted(problem.spec.sizes)})")
     # an evaluation names its problem: test-only world sizes (test_world_sizes) are asked for
-    refusal = problem.spec.world_size_refusal(req.world_size, tests=True)
+    refusal = problem.spec.world_size_refusal(req.eval.world_size, tests=True)
     if refusal:
         raise ValueError(refusal)
     cvd = cuda_visible_devices if cuda_visible_devices is not None else os.environ.get("CUDA_VISIBLE_DEVICES")
     if req.device == "cuda" and cvd:
         visible = [d for d in cvd.split(",") if d.strip()]
-        if len(visible) < req.world_size:
-            raise ValueError(f"world_size {req.world_size} needs {req.world_size} GPUs; "
+        if len(visible) < req.eval.world_size:
+            raise ValueError(f"world_size {req.eval.world_size} needs {req.eval.world_size} GPUs; "
                              f"CUDA_VISIBLE_DEVICES={cvd!r} has {len(visible)}")
     # The node's hardware, whichever group of it runs this (the node actor's fingerprint, the
     # profile the hardware probe measured for the prompts).
     node_cvd = (lease.node_cuda_visible_devices if lease is not None else None) or cvd
     fp = hardware.fingerprint(req.device, node_cvd)
     result.hardware_fingerprint = fp
-    cache_dir = str(Path(req.cache_dir).expanduser())
+    cache_dir = str(Path(req.eval.cache_dir).expanduser())
     profile = node_profile(req.device, cache_dir, node_cvd, require_facts=False)
     dtype = str(problem.spec.sizes[req.size].get("dtype", problem.spec.dtype))
-    counts = problem.roofline(req.world_size, req.size)
+    counts = problem.roofline(req.eval.world_size, req.size)
     if req.device == "cuda":
-        result.roofline_ms = roofline.roofline_ms(counts, profile, req.world_size, dtype)
+        result.roofline_ms = roofline.roofline_ms(counts, profile, req.eval.world_size, dtype)
     else:
         result.roofline_ms = roofline.host_roofline_ms(counts, hardware.host_copy_gbps(), os.cpu_count() or 1)
 
     node = node_for(req, cvd, *_cores(req, cvd, node_cvd))
     result.sandbox = _describe_sandbox(node.spec, req)
-    transport = req.transport if req.transport != "auto" else ("cuda" if req.device == "cuda" else "host")
-    ref_key = reference_timings.reference_key(problem.id, problem.spec.version, req.world_size, req.size,
+    ref_key = reference_timings.reference_key(problem.id, problem.spec.version, req.eval.world_size, req.size,
                                               req.device, fp, HARNESS_VERSION)
     # The problem's timing mode on this node, whatever the candidate: one instrument for
     # every candidate of a problem and every evaluation of one (judge/control.TimingMode).
-    job = JudgeJob(problem_id=req.problem_id, problems_source=source, loader=loader,
-                   candidate_source=req.candidate_source, size=req.size, trials=req.trials, guard=req.guard,
-                   time_candidate=req.time_candidate, timing=req.timing, timeouts=req.timeouts,
-                   transport=transport, cache_dir=cache_dir, reference_key=ref_key,
-                   mode=timing_modes.load_mode(cache_dir, ref_key, req.timing))
-    t = req.timeouts
-    deadline_s = t.start_s + t.load_s + t.trial_s * (req.trials + 2) + (t.timing_s if req.time_candidate else 0) + 60
+    job = JudgeJob(request=dataclasses.replace(req, problems_source=source), loader=loader, reference_key=ref_key,
+                   mode=timing_modes.load_mode(cache_dir, ref_key, req.eval.timing))
+    t = req.eval.timeouts
+    deadline_s = t.start_s + t.load_s + t.trial_s * (req.eval.trials + 2) + (t.timing_s if req.eval.time_candidates else 0) + 60
     out = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s,
                    footprint_bytes=counts.hbm_bytes_per_rank if counts is not None else 0)
     _remember_mode(cache_dir, job, out)
-    verdict.compose(result, out, device=req.device, time_candidate=req.time_candidate, trials=req.trials)
+    verdict.compose(result, out, device=req.device, time_candidate=req.eval.time_candidates, trials=req.eval.trials)
     result.sandbox += f"; {out.bounds}" if out.bounds else ""
     result.evidence["sandbox_peaks"] = out.peaks
     if req.guard and out.store_bytes > STORE_CHANNEL_BYTES:
@@ -271,7 +268,7 @@ def _remember_mode(cache_dir: str, job: JudgeJob, out: Any) -> None:
     timing = out.reports[0].timing if 0 in out.reports else None
     if job.mode is not None or timing is None or timing.mode_source != "calibrated" or out.harness_error:
         return
-    timing_modes.remember_mode(cache_dir, job.reference_key, job.timing,
+    timing_modes.remember_mode(cache_dir, job.reference_key, job.request.eval.timing,
                                TimingMode(held=timing.gated, calls_per_sample=timing.calls_per_sample),
                                decided_by="the reference's probe")
 
@@ -280,7 +277,7 @@ def _remember_reference_time(cache_dir: str, key: str, req: EvalRequest, result:
     """The reference's median from this (interleaved) evaluation, for whoever wants a
     reference time without timing it (reports, launch-bound checks). Never read back into
     a speedup: every speedup comes from its own interleaved samples."""
-    reference_timings.write_json(reference_timings.timing_path(cache_dir, key, req.timing),
+    reference_timings.write_json(reference_timings.timing_path(cache_dir, key, req.eval.timing),
                      {"median_ms": result.reference_ms, "harness_version": HARNESS_VERSION,
                       "written_at": time.time()})
 

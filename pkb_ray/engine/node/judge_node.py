@@ -229,8 +229,8 @@ class JudgeNode:
         self.start()
         t0 = time.monotonic()
         out = NodeOutcome()
-        timed = job.time_candidate
-        sb = self._take_sandbox("candidate", job.guard)
+        timed = job.timed
+        sb = self._take_sandbox("candidate", job.request.guard)
         # The reference is timed in a worker of the same kind as the candidate's: the same
         # sandbox, launch, gate and clock (engine/judge/timing/__init__.py says why).
         ref = self._take_sandbox("reference", False) if timed else None
@@ -242,7 +242,7 @@ class JudgeNode:
         # 2-core CPU machine, same sweep time: engine/cpu_pins.py).
         overlap = self.spec.device != "cpu"
         if overlap:
-            self.prewarm(job.guard, timed)
+            self.prewarm(job.request.guard, timed)
         boxes = [sb] + ([ref] if ref is not None else [])
         for box in boxes:  # started before their problem was known: sized for it now
             box.proc.bounds.resize(self._bounds(footprint_bytes))
@@ -297,7 +297,7 @@ class JudgeNode:
             for box in boxes:
                 box.proc.kill(wait=False)
             if not overlap and self.judges:  # after stop() the next run starts everything afresh
-                self.prewarm(job.guard, timed)
+                self.prewarm(job.request.guard, timed)
             names = ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]
             out.logs = {name: sb.proc.log_tail(name) for name in names}
             if ref is not None and out.harness_error:

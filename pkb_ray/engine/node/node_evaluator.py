@@ -68,7 +68,7 @@ class _NodeEvaluator:
     def evaluate(self, request: EvalRequest, build: BuildResult | None = None) -> EvalResult:
         """Evaluate one candidate on a group of this node's GPUs (waiting for one); `build`
         (optional) is its prebuild result from a CPU worker."""
-        with self.groups.lend(request.world_size) as lease:
+        with self.groups.lend(request.eval.world_size) as lease:
             result = evaluate(request, self.load_problem, build=build, lease=lease)
         result.co_tenancy = lease.co_tenancy  # final: no other lease can raise it now
         return result

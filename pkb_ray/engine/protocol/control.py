@@ -9,31 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
 from pkb_ray.engine.protocol.codec import Message
 from pkb_ray.engine.protocol.timing import TimingMode, TimingSamples
+from pkb_ray.engine.request import EvalRequest
 
 
 @dataclass(frozen=True)
 class JudgeJob(Message):
-    """One evaluation, for one judge: what the request asked (engine/evaluation.py builds it
-    from the EvalRequest), then what the node adds. Comes with four descriptors: the channel
-    to this rank's candidate worker and the candidate's gate page, then (timed jobs) the
-    channel to this rank's reference worker and its gate page."""
+    """One evaluation, for one judge: the request as the node got it, then what the node
+    adds. Comes with four descriptors: the channel to this rank's candidate worker and the
+    candidate's gate page, then (timed jobs) the channel to this rank's reference worker and
+    its gate page."""
     op: ClassVar[str] = "job"
-    problem_id: str
-    problems_source: str
+    request: EvalRequest
+    """Its problems source made absolute: a judge's working directory is not the node's."""
     loader: str
-    candidate_source: str
-    size: str
-    trials: int
-    guard: bool
-    time_candidate: bool
-    timing: TimingConfig
-    timeouts: TimeoutConfig
-    transport: str
-    """cuda | host: where the arena lives (arena.py)."""
-    cache_dir: str
+    """"module:function" that loads the problem: `(source, problem_id) -> Problem`."""
     reference_key: str
     mode: TimingMode | None = None
     """The problem's timing mode on this node (None: the judges decide it from the
@@ -47,6 +38,10 @@ class JudgeJob(Message):
     reference_root_pid: int = 0
     """Set by the node: the first process of each worker's sandbox, on the host (0: none). On
     cpu a judge stops the worker whose half is not being timed (judge/freezer.py)."""
+
+    @property
+    def timed(self) -> bool:
+        return self.request.eval.time_candidates
 
 
 @dataclass(frozen=True)

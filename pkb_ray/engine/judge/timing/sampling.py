@@ -197,13 +197,13 @@ class Interleaved:
             j_changed = inp.first_changed(placed)
             if j_changed is not None:
                 s.fail(FailureClass.INCORRECT, f"timed call {n}.{j_changed}: the candidate modified its input "
-                       "tensor(s); inputs must be left as they are", trial=s.job.trials)
+                       "tensor(s); inputs must be left as they are", trial=s.trials)
             else:
                 if check is not None:
                     j, expected = check
                     self.checked += 1
                     s.check_output(r.done.outputs[j], slots[j], expected, placed[j],
-                                   f"output of timed call {n}.{j} (checked in secret)", s.job.trials)
+                                   f"output of timed call {n}.{j} (checked in secret)", s.trials)
             self.before_open.append((r.t_open - r.t_ready) * 1e3)
 
     # ------------------------------------------------------------------ steps in lockstep
@@ -214,7 +214,7 @@ class Interleaved:
         try:
             data = fn()
         except WorkerFault as f:
-            s.fault(f, s.job.trials)
+            s.fault(f, s.trials)
         except Stop:
             raise
         except Exception:  # noqa: BLE001 - a harness bug
