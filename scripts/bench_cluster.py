@@ -74,7 +74,7 @@ def simulated_evaluator(time_scale: float):
                 trials=request.eval.trials, node_seconds=end - start,
                 message="simulated evaluation (scripts/bench_cluster.py): no rank ran",
                 sandbox="simulated: no process started",
-                gpus=lease.cuda_visible_devices or "", gpu_link=lease.link, sharing=lease.sharing,
+                gpus=",".join(map(str, lease.gpus)), gpu_link=lease.link, sharing=lease.sharing,
                 co_tenancy=lease.co_tenancy,
                 evidence={"simulated": True, "start": start, "end": end,
                           "node": ray.get_runtime_context().get_node_id()})

@@ -127,7 +127,7 @@ def main() -> int:
         with groups.lend(ws) as lease:
             res = evaluate(_request(problem, source, ws, cache, timed), lease=lease)
             with lock:
-                out[key].append(_row(tag, res, lease.cuda_visible_devices or ""))
+                out[key].append(_row(tag, res, ",".join(map(str, lease.gpus))))
 
     threads = [threading.Thread(target=grouped, args=("grouped", f"probe group {i}", "allreduce", probe, False))
                for i in range(slots)]

@@ -34,22 +34,21 @@ def _engine_evaluate(req: EvalRequest, build: BuildResult | None) -> EvalResult:
     return evaluate(req, build=build)
 
 
-def execute_on_node(evaluate_fn: EvaluateFn, cuda_visible_devices: str | None, req: ToolRequest,
+def execute_on_node(evaluate_fn: EvaluateFn, gpus: tuple[int, ...] | None, req: ToolRequest,
                     base: EvalRequest, cfg: AgentConfig, build: BuildResult | None = None) -> ToolOutcome:
     """One tool call on a node evaluator, handed to it as the tool of its `run_tool`
     (driver/tool_stages.py): the node gives its `evaluate` and its GPUs."""
-    return ToolExecutor(base, cfg, evaluate_fn=evaluate_fn,
-                        cuda_visible_devices=cuda_visible_devices).execute(req, build)
+    return ToolExecutor(base, cfg, evaluate_fn=evaluate_fn, gpus=gpus).execute(req, build)
 
 
 class ToolExecutor:
     def __init__(self, base: EvalRequest, cfg: AgentConfig, evaluate_fn: EvaluateFn | None = None,
-                 cuda_visible_devices: str | None = None) -> None:
+                 gpus: tuple[int, ...] | None = None) -> None:
         """`base`: the request the cell's final answer is evaluated with (zero-shot's)."""
         self.base = base
         self.cfg = cfg
         self.evaluate_fn = evaluate_fn or _engine_evaluate
-        self.cvd = cuda_visible_devices
+        self.gpus = gpus
         self._problem = None
 
     def execute(self, req: ToolRequest, build: BuildResult | None = None) -> ToolOutcome:
@@ -98,7 +97,7 @@ class ToolExecutor:
     def _run(self, script: str) -> ToolOutcome:
         b = self.base
         job = RankJob("script", b.eval.world_size, b.device, self.cfg.run_timeout_s, {"script.py": script})
-        o = run_on_ranks(job, b.eval.sandbox, self._cache_dirs(), self.cvd, self.cfg.output_chars)
+        o = run_on_ranks(job, b.eval.sandbox, self._cache_dirs(), self.gpus, self.cfg.output_chars)
         ranks = [RankOutput(r.rank, r.exit_code, redact(tail(r.output, self.cfg.output_chars))) for r in o.ranks]
         ok = not o.timed_out and all(r.exit_code == 0 for r in o.ranks)
         msg = (f"stopped at the time limit of {self.cfg.run_timeout_s:g} s" if o.timed_out
@@ -138,7 +137,7 @@ class ToolExecutor:
         files = {"candidate.py": req.text, **self._inputs_files()}
         job = RankJob("profile", b.eval.world_size, b.device, self.cfg.run_timeout_s, files, self.cfg.profile_calls,
                       build.extensions_dir if build is not None else "")
-        o = run_on_ranks(job, b.eval.sandbox, self._cache_dirs(), self.cvd, LOG_CHARS)
+        o = run_on_ranks(job, b.eval.sandbox, self._cache_dirs(), self.gpus, LOG_CHARS)
         measures = "CUDA kernels and copies" if b.device == "cuda" else "CPU ops (no GPU on this node)"
         return ToolOutcome(profile_summary(o, measures, self.cfg.benchmark_size, self.cfg.run_timeout_s),
                            device_s=o.wall_s * b.eval.world_size)

@@ -66,7 +66,7 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
     if (dst / ".complete").exists():
         return BuildResult(True, extensions_dir=str(dst), flags=report.flags)
     # The ranks' arch list, and no GPU: the compile needs none (docs/design.md).
-    env = launch.child_env("cuda", 1, "", torch_cuda_arch_list=torch_cuda_arch_list)
+    env = launch.child_env("cuda", 1, (), torch_cuda_arch_list=torch_cuda_arch_list)
     box = launch.Sandboxed(launch.plan_sandbox(sandbox_mode, sandbox_user), (cache_dir,), gpu=False,
                           files={"candidate.py": candidate_source})
     t0 = time.monotonic()

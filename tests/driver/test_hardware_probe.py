@@ -46,7 +46,7 @@ def test_the_plan_reads_the_node_profile_through_its_actor(gpu_node, tmp_path):
     from pkb_ray.engine.node.node_evaluator import gpu_nodes_in_cluster
 
     assert [(n["gpus"], n["gpu_type"]) for n in gpu_nodes_in_cluster()] == [(2, "H200")]
-    fp = hardware.fingerprint("cuda", "0,1")  # what the actor holding GPUs 0,1 computes
+    fp = hardware.fingerprint("cuda", (0, 1))  # what the actor holding GPUs 0,1 computes
     hardware.save_profile(tmp_path, dataclasses.replace(h200x2(), fingerprint=fp))
     profile, why = node_hardware_profile(2, str(tmp_path), timeout_s=120)
     assert profile is not None, why
@@ -83,7 +83,7 @@ def test_a_sweep_keeps_the_profile_its_prompts_were_written_from(gpu_node, tmp_p
     cfg = RootConfig()
     cfg.eval.cache_dir = str(tmp_path / "cache")
     api = [ModelConfig(name="m", provider="openai_compatible", model_id="m", api_base="http://127.0.0.1:9")]
-    fp = hardware.fingerprint("cuda", "0,1")
+    fp = hardware.fingerprint("cuda", (0, 1))
     first = dataclasses.replace(h200x2(), fingerprint=fp)
     hardware.save_profile(cfg.eval.cache_dir, first)
     sweep_dir = tmp_path / "sweeps" / "s"

@@ -53,10 +53,10 @@ def test_child_env_is_one_allow_list_for_every_child(monkeypatch):
     assert cpu["CUDA_VISIBLE_DEVICES"] == "" and int(cpu["OMP_NUM_THREADS"]) >= 1
     assert cpu["TORCH_EXTENSIONS_DIR"] == "{TMP}/ext" and cpu["GLOO_SOCKET_IFNAME"] == "lo"
     assert "PYTHONPATH" not in cpu or "{TMP}" not in cpu["PYTHONPATH"]
-    gpu = launch.child_env("cuda", 2, "2,3", torch_cuda_arch_list="9.0")
+    gpu = launch.child_env("cuda", 2, (2, 3), torch_cuda_arch_list="9.0")
     assert gpu["CUDA_VISIBLE_DEVICES"] == "2,3" and gpu["TORCH_CUDA_ARCH_LIST"] == "9.0"
     assert launch.child_env("cuda", 2)["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"  # this process's GPUs
-    judge = launch.child_env("cuda", 2, "0,1", sandboxed=False)
+    judge = launch.child_env("cuda", 2, (0, 1), sandboxed=False)
     assert "TORCH_EXTENSIONS_DIR" not in judge and str(ROOT) in judge["PYTHONPATH"].split(":")
     for env in (cpu, gpu, judge):
         assert "OPENAI_API_KEY" not in env and env["NCCL_NVLS_ENABLE"] == "0"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pkb_ray.engine.launch.bounds import Bounds, SandboxBounds, node_groups, sandbox_bounds
 from pkb_ray.engine.launch.files import (MAX_TREE_BYTES, MAX_TREE_FILES, TreeRefused, copy_regular_tree,
                                          read_sandbox_file, sandbox_file_bytes)
-from pkb_ray.engine.launch.gpus import GpuView, gpu_set, node_gpus, view
+from pkb_ray.engine.launch.gpus import GpuView, first_gpus, node_gpus, view, visible_gpus
 from pkb_ray.engine.launch.mounts import PKG_MOUNT, SHM_DIR, TMP_QUOTA_FILES, import_paths
 from pkb_ray.engine.launch.plan import DEFAULT_USER, KINDS, TMP_QUOTA_BYTES, SandboxError, SandboxPlan, plan_sandbox
 from pkb_ray.engine.launch.process import SandboxProcess, copy_tree_in, start_sandbox
@@ -35,7 +35,7 @@ __all__ = [
     "AgentStart", "Bounds", "GpuView", "SandboxBounds", "BuildProbed", "BuildStart", "JudgeStart", "ProfileStart", "Sandboxed", "SandboxError",
     "SandboxPlan", "SandboxProcess", "SpawnSpec", "TreeRefused", "WorkerStart",
     "child_env", "close_run_root", "close_run_root_if_idle", "copy_regular_tree", "copy_tree_in",
-    "exit_on_sigterm", "gpu_set", "import_paths", "node_gpus", "view", "node_groups", "sandbox_bounds", "package_copy", "payload", "plan_sandbox",
+    "exit_on_sigterm", "first_gpus", "import_paths", "node_gpus", "view", "visible_gpus", "node_groups", "sandbox_bounds", "package_copy", "payload", "plan_sandbox",
     "public_dir", "read_sandbox_file", "remove_tree", "run_root", "sandbox_file_bytes", "start",
     "start_sandbox", "start_trusted",
 ]

@@ -59,7 +59,7 @@ def _resolve(qualname: str) -> Callable[..., Any]:
 
 
 def evaluate(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFAULT_LOADER, *,
-             build: BuildResult | None = None, cuda_visible_devices: str | None = None,
+             build: BuildResult | None = None, gpus: tuple[int, ...] | None = None,
              lease: Lease | None = None) -> EvalResult:
     """Evaluate one candidate; never raises.
 
@@ -67,20 +67,20 @@ def evaluate(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFA
       "module:function" name) that the judges can import too.
     build: the candidate's prebuild result (compile time and log are copied; a failed
       build ends the evaluation without starting anything).
-    cuda_visible_devices: the GPUs of this evaluation; default: this process's
+    gpus: the GPUs of this evaluation, by the node's indices; default: this process's
       CUDA_VISIBLE_DEVICES.
-    lease: the GPU group a node actor lent this evaluation (engine/gpu_groups.py): its GPUs
-      replace cuda_visible_devices, its judges are the group's own, and the result records
+    lease: the GPU group a node actor lent this evaluation (node/gpu_groups.py): its GPUs
+      replace `gpus`, its judges are the group's own, and the result records
       the GPUs, the sharing mode and the co-tenancy."""
     t0 = time.monotonic()
     result = EvalResult(world_size=request.eval.world_size, device=request.device, size=request.size,
                         harness_version=HARNESS_VERSION, trials=request.eval.trials)
     if lease is not None:
-        cuda_visible_devices = lease.cuda_visible_devices
-        result.gpus = cuda_visible_devices or ""
+        gpus = lease.gpus or None
+        result.gpus = ",".join(map(str, lease.gpus))
         result.gpu_link, result.sharing = lease.link, lease.sharing
     try:
-        _evaluate(request, _qualname(load_problem), build, cuda_visible_devices, result, lease)
+        _evaluate(request, _qualname(load_problem), build, gpus, result, lease)
     except Exception:  # noqa: BLE001 - the one place where everything is caught
         result.correct = False
         result.failure = FailureClass.HARNESS_ERROR
@@ -106,22 +106,20 @@ store cannot be closed (symmetric memory needs it), so its use is flagged (READM
 limits): expected on CPU, where it is the stand-in for symmetric memory."""
 
 
-def _cores(req: EvalRequest, cvd: str | None,
-           node_cvd: str | None) -> tuple[tuple[cpu_pins.RankCores, ...], tuple[int, ...]]:
-    """cuda: the cores of each rank's judge and workers (engine/cpu_pins.py says why), and
+def _cores(req: EvalRequest, gpus: tuple[int, ...] | None,
+           node_gpus: tuple[int, ...] | None) -> tuple[tuple[cpu_pins.RankCores, ...], tuple[int, ...]]:
+    """cuda: the cores of each rank's judge and workers (node/cpu_pins.py says why), and
     those where a worker sets up before it moves to its own; ((), ()) on cpu, where ranks
-    use every core, and where GPUs are not named by index."""
+    use every core. GPUs not named: ranks 0..world_size-1 on a node of as many."""
     if req.device != "cuda":
         return (), ()
-    names = [d.strip() for d in cvd.split(",") if d.strip()] if cvd else [str(r) for r in range(req.eval.world_size)]
-    node = [d.strip() for d in node_cvd.split(",") if d.strip()] if node_cvd else names
-    if not all(n.isdigit() for n in names + node):
-        return (), ()
-    cores = cpu_pins.plan([int(n) for n in names[:req.eval.world_size]], len(node))
+    mine = gpus if gpus else tuple(range(req.eval.world_size))
+    node = node_gpus if node_gpus else mine
+    cores = cpu_pins.plan(list(mine[:req.eval.world_size]), len(node))
     return cores, (cpu_pins.unpinned(len(node)) if cores else ())
 
 
-def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores, ...] = (),
+def node_for(req: EvalRequest, gpus: tuple[int, ...] | None, cores: tuple[cpu_pins.RankCores, ...] = (),
              setup_cores: tuple[int, ...] = ()) -> JudgeNode:
     """The judges for this kind of evaluation on these GPUs, started once and kept. Each GPU
     group has its own; a node for other settings, or for GPUs that overlap these, is stopped
@@ -132,7 +130,7 @@ def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores,
     # CPU workers too: on a GPU machine evaluating on cpu, libnccl is there to be loaded by
     # path (the stub refuses; no library on a CPU-only build: nothing to hide).
     stub = tuple(sorted(nccl_stub.build(ev.cache_dir).items()))
-    spec = NodeSpec(device=req.device, world_size=ev.world_size, cuda_visible_devices=cvd, plan=plan,
+    spec = NodeSpec(device=req.device, world_size=ev.world_size, gpus=gpus, plan=plan,
                     torch_cuda_arch_list=ev.torch_cuda_arch_list, cache_dirs=cache_dirs,
                     gate_timeout_us=int(ev.timing.gate_timeout_ms * 1000), nccl_stub=stub, cores=cores,
                     setup_cores=setup_cores)
@@ -140,9 +138,8 @@ def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores,
         key = dataclasses.astuple(spec)
         node = _nodes.get(key)
         if node is None:
-            mine = _gpu_set(cvd)
             for other_key, other in list(_nodes.items()):
-                if _overlap(mine, _gpu_set(other.spec.cuda_visible_devices)):
+                if _overlap(gpus, other.spec.gpus):
                     other.stop()
                     del _nodes[other_key]
             global _stops_at_exit
@@ -154,13 +151,9 @@ def node_for(req: EvalRequest, cvd: str | None, cores: tuple[cpu_pins.RankCores,
     return node
 
 
-def _gpu_set(cvd: str | None) -> frozenset[str]:
-    """The GPUs a node's judges hold: its group's, or every one ("*") without a group."""
-    return frozenset(d.strip() for d in cvd.split(",") if d.strip()) if cvd else frozenset({"*"})
-
-
-def _overlap(a: frozenset[str], b: frozenset[str]) -> bool:
-    return "*" in a or "*" in b or bool(a & b)
+def _overlap(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> bool:
+    """Whether two nodes' judges hold a GPU in common: a node with no GPUs named holds them all."""
+    return not a or not b or bool(set(a) & set(b))
 
 
 def shutdown() -> None:
@@ -170,7 +163,7 @@ def shutdown() -> None:
         _nodes.clear()
 
 
-def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_visible_devices: str | None,
+def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, gpus: tuple[int, ...] | None,
               result: EvalResult, lease: Lease | None) -> None:
     if req.device not in ("cpu", "cuda"):
         raise ValueError(f"device must be cpu or cuda, got {req.device!r}")
@@ -200,19 +193,18 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     refusal = problem.spec.world_size_refusal(req.eval.world_size, tests=True)
     if refusal:
         raise ValueError(refusal)
-    cvd = cuda_visible_devices if cuda_visible_devices is not None else os.environ.get("CUDA_VISIBLE_DEVICES")
-    if req.device == "cuda" and cvd:
-        visible = [d for d in cvd.split(",") if d.strip()]
-        if len(visible) < req.eval.world_size:
-            raise ValueError(f"world_size {req.eval.world_size} needs {req.eval.world_size} GPUs; "
-                             f"CUDA_VISIBLE_DEVICES={cvd!r} has {len(visible)}")
+    if req.device == "cuda" and gpus is None:
+        gpus = launch.visible_gpus()
+    if req.device == "cuda" and gpus is not None and len(gpus) < req.eval.world_size:
+        raise ValueError(f"world_size {req.eval.world_size} needs {req.eval.world_size} GPUs; "
+                         f"{list(gpus)} has {len(gpus)}")
     # The node's hardware, whichever group of it runs this (the node actor's fingerprint, the
     # profile the hardware probe measured for the prompts).
-    node_cvd = (lease.node_cuda_visible_devices if lease is not None else None) or cvd
-    fp = hardware.fingerprint(req.device, node_cvd)
+    node_gpus = (lease.node_gpus if lease is not None else None) or gpus
+    fp = hardware.fingerprint(req.device, node_gpus)
     result.hardware_fingerprint = fp
     cache_dir = str(Path(req.eval.cache_dir).expanduser())
-    profile = node_profile(req.device, cache_dir, node_cvd, require_facts=False)
+    profile = node_profile(req.device, cache_dir, node_gpus, require_facts=False)
     dtype = str(problem.spec.sizes[req.size].get("dtype", problem.spec.dtype))
     counts = problem.roofline(req.eval.world_size, req.size)
     if req.device == "cuda":
@@ -220,7 +212,7 @@ def _evaluate(req: EvalRequest, loader: str, build: BuildResult | None, cuda_vis
     else:
         result.roofline_ms = roofline.host_roofline_ms(counts, hardware.host_copy_gbps(), os.cpu_count() or 1)
 
-    node = node_for(req, cvd, *_cores(req, cvd, node_cvd))
+    node = node_for(req, gpus, *_cores(req, gpus, node_gpus))
     result.sandbox = _describe_sandbox(node.spec, req)
     ref_key = reference_timings.reference_key(problem.id, problem.spec.version, req.eval.world_size, req.size,
                                               req.device, fp, HARNESS_VERSION)
@@ -291,7 +283,7 @@ def _absolute_source(source: str) -> str:
     return source
 
 
-def node_profile(device: str, cache_dir: str, cvd: str | None,
+def node_profile(device: str, cache_dir: str, gpus: tuple[int, ...] | None,
                  require_facts: bool = True) -> hardware.HardwareProfile | None:
     """This node's hardware profile: the cached one, else measured in a fresh process (and
     cached); None on cpu. `require_facts`: a profile cached before the device facts
@@ -301,20 +293,20 @@ def node_profile(device: str, cache_dir: str, cvd: str | None,
     if device != "cuda":
         return None
     cache_dir = str(Path(cache_dir).expanduser())
-    fp = hardware.fingerprint(device, cvd)
+    fp = hardware.fingerprint(device, gpus)
     # One measurement at a time per process: two GPU groups starting together would each
     # measure (the same fingerprint) while the other loads the node.
     with _profile_lock:
         cached = hardware.load_profile(cache_dir, fp)
         if cached is not None and (cached.complete or not require_facts):
             return cached
-        return _measure_profile(fp, cache_dir, cvd) or cached
+        return _measure_profile(fp, cache_dir, gpus) or cached
 
 
-def _measure_profile(fp: str, cache_dir: str, cvd: str | None) -> hardware.HardwareProfile | None:
+def _measure_profile(fp: str, cache_dir: str, gpus: tuple[int, ...] | None) -> hardware.HardwareProfile | None:
     """Measure the hardware profile in one fresh process that sees every GPU of the node."""
     spec = launch.SpawnSpec("pkb_ray.engine.hardware", launch.ProfileStart(fingerprint=fp),
-                            launch.child_env("cuda", 1, cvd, sandboxed=False))
+                            launch.child_env("cuda", 1, gpus, sandboxed=False))
     try:
         p = launch.start_trusted(spec, capture=True)
         try:

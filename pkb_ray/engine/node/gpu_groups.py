@@ -143,14 +143,6 @@ class Lease:
     groups), so a result's hardware does not depend on which group it ran on."""
 
     @property
-    def cuda_visible_devices(self) -> str | None:
-        return ",".join(str(g) for g in self.gpus) if self.gpus else None
-
-    @property
-    def node_cuda_visible_devices(self) -> str | None:
-        return ",".join(str(g) for g in self.node_gpus) if self.node_gpus else None
-
-    @property
     def sharing(self) -> str:
         return "exclusive" if self.exclusive else "groups"
 

@@ -46,7 +46,9 @@ class JudgesBroken(RuntimeError):
 class NodeSpec:
     device: str
     world_size: int
-    cuda_visible_devices: str | None
+    gpus: tuple[int, ...] | None
+    """The GPUs its judges and sandboxes use, by the node's indices (None: those this
+    process sees)."""
     plan: launch.SandboxPlan
     torch_cuda_arch_list: str
     cache_dirs: tuple[str, ...]
@@ -105,11 +107,11 @@ class _Sandbox:
 class JudgeNode:
     def __init__(self, spec: NodeSpec) -> None:
         self.spec = spec
-        self.gpus = launch.gpu_set(spec.cuda_visible_devices, spec.world_size) if spec.device == "cuda" else ()
-        """The node's GPUs its judges and sandboxes hold (None: not named by index)."""
-        self.cvd = spec.cuda_visible_devices
-        if self.cvd is None and self.gpus:  # `pkb eval` on a bigger node: the first world_size GPUs
-            self.cvd = ",".join(map(str, self.gpus))
+        self.gpus = launch.first_gpus(spec.gpus, spec.world_size) if spec.device == "cuda" else ()
+        """The node's GPUs its judges and sandboxes hold."""
+        self.visible = spec.gpus if spec.gpus is not None else (self.gpus or None)
+        """What its children's CUDA_VISIBLE_DEVICES names (`pkb eval` on a bigger node with
+        none named: the first world_size GPUs)."""
         self.judges: list[_Judge] = []
         self.store = None
         self.ref_page_fd: int | None = None
@@ -126,7 +128,7 @@ class JudgeNode:
         ws = self.spec.world_size
         self.store = dist.TCPStore("127.0.0.1", 0, ws, True, wait_for_workers=False)
         self.ref_page_fd = GatePage.create_fd()
-        env = launch.child_env(self.spec.device, ws, self.cvd, sandboxed=False)
+        env = launch.child_env(self.spec.device, ws, self.visible, sandboxed=False)
         for r in range(ws):
             ours, theirs = socket.socketpair()
             start = launch.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
@@ -180,7 +182,7 @@ class JudgeNode:
         start = launch.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
                                   cores=[c.workers for c in spec.cores], setup_cores=list(spec.setup_cores),
                                   yields=cpu_pins.yields(spec.device, role, pinned=bool(spec.cores)))
-        env = launch.child_env(spec.device, spec.world_size, self.cvd, torch_cuda_arch_list=spec.torch_cuda_arch_list)
+        env = launch.child_env(spec.device, spec.world_size, self.visible, torch_cuda_arch_list=spec.torch_cuda_arch_list)
         box = launch.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
                                binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0), gpus=self.gpus)
         proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))

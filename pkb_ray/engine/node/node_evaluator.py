@@ -32,6 +32,7 @@ from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.node.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.request import EvalRequest
+from pkb_ray.engine import launch
 from pkb_ray.engine.launch import close_run_root, exit_on_sigterm
 from pkb_ray.records import EvalResult
 
@@ -52,13 +53,14 @@ class _NodeEvaluator:
         # given Ray's fake GPU resources they are slots: groups form the same way, and the
         # ranks run on CPU.
         ids = [str(i) for i in ray.get_gpu_ids()]
-        self.cuda_visible_devices: str | None = None
+        self.node_gpus: tuple[int, ...] | None = None
+        """Every GPU of the node by its index (None: those this process sees)."""
         if device == "cuda":
-            self.cuda_visible_devices = ",".join(ids) if ids else os.environ.get("CUDA_VISIBLE_DEVICES")
+            self.node_gpus = launch.visible_gpus(",".join(ids) if ids else None)
         gpus = [int(i) for i in ids] if ids and all(i.isdigit() for i in ids) else []
         topology = gpu_groups.measure(gpus) if device == "cuda" else gpu_groups.uniform(gpus)
         self.groups = gpu_groups.GpuGroups(gpus, topology, exclusive=exclusive)
-        self._fingerprint = hardware.fingerprint(device, self.cuda_visible_devices)
+        self._fingerprint = hardware.fingerprint(device, self.node_gpus)
 
     def slots(self, world_size: int) -> int:
         """How many evaluations of `world_size` this node runs at once (the driver hands it
@@ -74,7 +76,7 @@ class _NodeEvaluator:
         return result
 
     def run_tool(self, world_size: int, tool: Callable[..., Any], *args: Any) -> Any:
-        """`tool(evaluate, cuda_visible_devices, *args)` run on a group of `world_size` of
+        """`tool(evaluate, gpus, *args)` run on a group of `world_size` of
         this node's GPUs: a caller's tool (the tool agent's calls) evaluates through the
         group like any candidate and runs on its GPUs. The caller hands its tool in; the
         engine names no tool."""
@@ -82,7 +84,7 @@ class _NodeEvaluator:
             def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
                 return evaluate(req, self.load_problem, build=b, lease=lease)
 
-            return tool(evaluate_here, lease.cuda_visible_devices, *args)
+            return tool(evaluate_here, lease.gpus or None, *args)
 
     def close(self) -> None:
         """Stop the judges and every sandbox, and remove this node's run root (the sweep
@@ -96,10 +98,11 @@ class _NodeEvaluator:
     def hardware_profile(self, cache_dir: str) -> hardware.HardwareProfile | None:
         """This node's measured profile (cached under cache_dir/hardware; measured in a fresh
         rank process when absent, so this actor stays CUDA-free); None on cpu."""
-        return node_profile(self.device, cache_dir, self.cuda_visible_devices)
+        return node_profile(self.device, cache_dir, self.node_gpus)
 
     def info(self) -> dict[str, Any]:
-        return {"device": self.device, "cuda_visible_devices": self.cuda_visible_devices,
+        gpus = ",".join(map(str, self.node_gpus)) if self.node_gpus is not None else None
+        return {"device": self.device, "cuda_visible_devices": gpus,
                 "gpus": list(self.groups.gpus), "exclusive": self.groups.exclusive,
                 "topology": self.groups.topology.source,
                 "fingerprint": self._fingerprint, "pid": os.getpid(),
