@@ -22,7 +22,7 @@ from __future__ import annotations
 import statistics
 import time
 import traceback
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -31,11 +31,10 @@ from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
 from pkb_ray.engine.judge.freezer import FreezeUnavailable, RankFreezer
-from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReport
-from pkb_ray.engine.protocol.timing import TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault, WorkerLink
 from pkb_ray.engine.judge.stop import Stop
 from pkb_ray.engine.protocol import codec, messages as m
+from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReport
 from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.records import FailureClass
@@ -62,27 +61,6 @@ differ between two workers' messages moved a reference against itself by 4% (H10
 MAX_CALLS_PER_SAMPLE = 64
 """256 calls of the allreduce expert behind one gate filled CUDA's launch queue: the gate
 expired and the sample ran ungated, 7x slower (1024x1024, H100, 2026-11-25)."""
-
-
-@dataclass
-class RankOutcome:
-    """What this judge concludes, built up phase by phase (sent as a frozen JudgeReport)."""
-    failure: str = ""
-    message: str = ""
-    phase: str = ""
-    trial: int = -1
-    own_fault: bool = True
-    worker_gone: bool = False
-    max_abs_error: float = 0.0
-    log: str = ""
-    compiled: bool = False
-    timing: TimingSamples | None = None
-    checked_timed_calls: int = 0
-    flags: list = field(default_factory=list)
-    seconds: dict = field(default_factory=dict)
-
-    def to_report(self, eval_id: str, rank: int) -> JudgeReport:
-        return JudgeReport(eval_id=eval_id, rank=rank, **{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 @dataclass
@@ -148,7 +126,7 @@ class Session:
         # imports it), so the session does not import it back.
         self.ctx, self.job, self.notify, self.timing_phase = ctx, job, notify, timing_phase
         self.cand, self.ref = cand, ref
-        self.report = RankOutcome()
+        self.report = JudgeReport(eval_id=job.eval_id, rank=ctx.rank)
         self.req = job.request
         self.secrets = inp.Secrets(job.seed)
         self.cfg = job.request.eval.timing
@@ -247,7 +225,7 @@ class Session:
         finally:
             self.close()
         self.report.max_abs_error = max(self.report.max_abs_error, self.worst)
-        return self.report.to_report(self.job.eval_id, self.ctx.rank)
+        return self.report
 
     @property
     def timed(self) -> bool:

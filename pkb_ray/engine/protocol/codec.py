@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pkb_ray.engine.wire.frames import ProtocolError
@@ -20,8 +19,9 @@ from pkb_ray.engine.wire.frames import ProtocolError
 _REGISTRY: dict[str, type] = {}
 
 
-@dataclass(frozen=True)
 class Message:
+    """A record the codec writes and reads: a dataclass with a unique `op`. Frozen, but for a
+    record built up by its sender before it is sent once (control.JudgeReport)."""
     op: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -72,9 +72,10 @@ class JudgeEvent(Message):
     """The worker's channel closed: it died, or the node stopped it after another failure."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class JudgeReport(Message):
-    """This rank's verdict on one evaluation. `failure` empty = correct on this rank."""
+    """This rank's verdict on one evaluation. `failure` empty = correct on this rank. Built up
+    by the judge's session phase by phase, then sent once."""
     op: ClassVar[str] = "judge_report"
     eval_id: str
     rank: int
