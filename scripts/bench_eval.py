@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import platform
 import shlex
 import shutil
@@ -147,12 +146,9 @@ def main() -> int:
 
     # A node actor starts its judges and its first sandbox once, at start, not per candidate.
     t = time.monotonic()
-    # The node evaluate() takes: the same cores (a node for other settings is replaced there).
+    # The judges evaluate() then takes (a node for other settings is replaced there).
     evaluation = importlib.import_module("pkb_ray.engine.node.evaluation")
-    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
-    node = evaluation.node_for(request(0, 0, shapes[0]), cvd, *evaluation._cores(request(0, 0, shapes[0]), cvd, cvd))
-    node.start()
-    node.prewarm(not args.no_guard)
+    evaluation.prestart(request(0, 0, shapes[0]))
     judges_start_s = time.monotonic() - t
     t = time.monotonic()
     build = prebuild(candidate, args.arch_list, cache_dir, device=args.device)

@@ -207,7 +207,7 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
         assert not bad.correct
         ok = run_eval(CANDIDATES / "store_exchange.py")
         assert ok.correct, (name, ok.message, ok.log[-2000:])
-    nodes = list(ev._nodes.values())
+    nodes = ev.LOCAL.nodes()
     assert len(nodes) == 1 and len(nodes[0].judges) == 2
     judge_pids = {j.popen.pid for j in nodes[0].judges}
     spares = {sb.proc.popen.pid for sb in nodes[0].spares.values()}
@@ -384,7 +384,7 @@ def test_descriptors_sent_with_a_broken_frame_cost_the_next_candidate_nothing(ru
     ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     ok = run_eval(CANDIDATES / "store_exchange.py")
     assert ok.correct, (ok.failure, ok.message)
-    judges = [j.popen.pid for node in ev._nodes.values() for j in node.judges]
+    judges = [j.popen.pid for node in ev.LOCAL.nodes() for j in node.judges]
     before = {pid: len(os.listdir(f"/proc/{pid}/fd")) for pid in judges}
     bad = run_eval(ADVERSARIAL / "leaks_fds.py")
     assert bad.failure == F.RUNTIME_ERROR, (bad.failure, bad.message)
@@ -453,7 +453,7 @@ def test_a_spare_sandbox_whose_rank_died_is_not_taken(run_eval):
 
     ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     assert run_eval(CANDIDATES / "store_exchange.py").correct
-    (node,) = ev._nodes.values()
+    (node,) = ev.LOCAL.nodes()
     spare = node.spares["candidate"]
     assert spare.proc.wait_ready(60)
     zygote = _descendant_running(spare.proc.popen.pid, "pkb_ray.engine.worker.zygote")
@@ -527,7 +527,7 @@ def _nothing_left_behind() -> None:
     from pkb_ray.engine.launch import bounds, run_root
 
     ev = importlib.import_module("pkb_ray.engine.node.evaluation")
-    (node,) = ev._nodes.values()
+    (node,) = ev.LOCAL.nodes()
     judges = {j.popen.pid for j in node.judges}
     spares = {sb.proc.id: sb.proc.popen.pid for sb in node.spares.values()}
 

@@ -9,9 +9,9 @@ group of `world_size` of them (engine/gpu_groups.py, by the measured topology) a
 many evaluations at once as there are groups: 4 at world size 2 on an 8-GPU node; one in
 exclusive mode. Ray runs its methods in threads for that (max_concurrency).
 
-The actor never runs candidate code and never initialises CUDA itself: each group has its
-judges (engine/node.py, kept across candidates) and a fresh sandbox of workers for each
-candidate, with CUDA_VISIBLE_DEVICES set to the group's GPUs; a candidate that crashes,
+The actor never runs candidate code and never initialises CUDA itself: it owns its groups'
+judges (node/judge_node.py, kept across candidates in its JudgeNodes) and starts a fresh
+sandbox of workers for each candidate, with CUDA_VISIBLE_DEVICES set to the group's GPUs; a candidate that crashes,
 hangs or corrupts its GPU context dies with its workers. If the actor process itself dies
 (node trouble), Ray restarts it (max_restarts) and the driver requeues every evaluation it
 had in flight.
@@ -26,14 +26,13 @@ import ray
 from ray.util.placement_group import placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from pkb_ray.engine import hardware
-from pkb_ray.engine.node import gpu_groups
-from pkb_ray.engine.env import scrub_secrets
-from pkb_ray.engine.node.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
+from pkb_ray.engine import hardware, launch
 from pkb_ray.engine.build import BuildResult
-from pkb_ray.engine.request import EvalRequest
-from pkb_ray.engine import launch
+from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.launch import close_run_root, exit_on_sigterm
+from pkb_ray.engine.node import gpu_groups
+from pkb_ray.engine.node.evaluation import DEFAULT_LOADER, JudgeNodes, conclude, evaluate, measure, node_profile
+from pkb_ray.engine.request import EvalRequest
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4
@@ -60,6 +59,8 @@ class _NodeEvaluator:
         gpus = [int(i) for i in ids] if ids and all(i.isdigit() for i in ids) else []
         topology = gpu_groups.measure(gpus) if device == "cuda" else gpu_groups.uniform(gpus)
         self.groups = gpu_groups.GpuGroups(gpus, topology, exclusive=exclusive)
+        self.judges = JudgeNodes()
+        """Each group's judges, kept across candidates (one node per group and settings)."""
         self._fingerprint = hardware.fingerprint(device, self.node_gpus)
 
     def slots(self, world_size: int) -> int:
@@ -71,9 +72,8 @@ class _NodeEvaluator:
         """Evaluate one candidate on a group of this node's GPUs (waiting for one); `build`
         (optional) is its prebuild result from a CPU worker."""
         with self.groups.lend(request.eval.world_size) as lease:
-            result = evaluate(request, self.load_problem, build=build, lease=lease)
-        result.co_tenancy = lease.co_tenancy  # final: no other lease can raise it now
-        return result
+            found = measure(request, self.load_problem, build=build, lease=lease, nodes=self.judges)
+        return conclude(found, lease.co_tenancy)  # the lease has ended: its co-tenancy is final
 
     def run_tool(self, world_size: int, tool: Callable[..., Any], *args: Any) -> Any:
         """`tool(evaluate, gpus, *args)` run on a group of `world_size` of
@@ -82,14 +82,14 @@ class _NodeEvaluator:
         engine names no tool."""
         with self.groups.lend(world_size) as lease:
             def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
-                return evaluate(req, self.load_problem, build=b, lease=lease)
+                return evaluate(req, self.load_problem, build=b, lease=lease, nodes=self.judges)
 
             return tool(evaluate_here, lease.gpus or None, *args)
 
     def close(self) -> None:
         """Stop the judges and every sandbox, and remove this node's run root (the sweep
         calls it at its end; Ray then ends the actor without its exit handlers)."""
-        shutdown()
+        self.judges.close()
         close_run_root()
 
     def fingerprint(self) -> str:
