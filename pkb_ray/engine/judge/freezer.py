@@ -207,8 +207,7 @@ class RankFreezer:
         process, but the kernel resumes one on the candidate's behalf (a POSIX timer or a
         file's owner signal sending SIGCONT, a parent-death signal, a child's exit signal),
         and one inside a long system call keeps the CPU until it returns: no filter lists
-        every way, so the time they take while stopped is measured instead (an adversarial
-        review, 2026-11-26)."""
+        every way, so the time they take while stopped is measured instead."""
         found = self.processes() if processes is None else processes
         total = sum(_ticks(pid, (11, 12, 13, 14)) for pid in found)
         return total + _ticks(self.zygote, (13, 14))

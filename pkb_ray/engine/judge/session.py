@@ -47,20 +47,20 @@ CALIBRATION_RUNS_CUDA = 1
 """On cuda the phase's own empty runs set the floor after a few samples (timing/sampling.py):
 the calibration only chooses the batch size and times the first samples. So one run per
 worker at the least and the most calls, after one thrown away at the most: 6 runs where 18
-(three rounds of three sizes) took 0.27-0.33 s of an evaluation's 6 (allreduce at 8192x8192,
-H100, 2026-11-26)."""
+(three rounds of three sizes) take 0.27-0.33 s of an evaluation's 6 (allreduce at 8192x8192,
+H100)."""
 ARENA_BUDGET_BYTES = 1 << 30
 """Arena per rank and worker: room for up to 64 calls' inputs and outputs back to back,
 within this (cpu)."""
 CUDA_ARENA_BUDGET_BYTES = 4 << 30
-"""The same on a GPU, within a sixteenth of its free memory (two workers' arenas, and an
-eighth ran fft2d_transpose out of memory): a sample of 5 allreduce calls at
-the bench size (1 GiB) was 0.25 ms of work in a 0.8 ms window, and a few microseconds that
-differ between two workers' messages moved a reference against itself by 4% (H100,
-2026-11-25). About a millisecond of calls per sample makes them a fraction of a percent."""
+"""The same on a GPU, within a sixteenth of its free memory (two workers' arenas; an eighth
+runs fft2d_transpose out of memory): a sample of 5 allreduce calls at the bench size (1 GiB)
+is 0.25 ms of work in a 0.8 ms window, and a few microseconds that differ between two
+workers' messages move a reference against itself by 4% (H100). About a millisecond of
+calls per sample makes them a fraction of a percent."""
 MAX_CALLS_PER_SAMPLE = 64
-"""256 calls of the allreduce expert behind one gate filled CUDA's launch queue: the gate
-expired and the sample ran ungated, 7x slower (1024x1024, H100, 2026-11-25)."""
+"""256 calls of the allreduce expert behind one gate fill CUDA's launch queue: the gate
+expires and the sample runs ungated, 7x slower (1024x1024, H100)."""
 
 
 @dataclass
@@ -99,10 +99,10 @@ class TimedRun:
 def fit_floor(points: list[tuple[int, float]]) -> tuple[float, float]:
     """(fixed ms, ms per call) of a line through the least windows of each batch size (the
     second smallest of its runs): the floor is what the harness costs at least around k
-    calls. A floor set higher by a slow calibration run left a figure too small: on one H100
-    the same reference read 0.055 and 0.029 ms, the second below the hardware's least
-    possible time (2026-11-25). Theil-Sen through those points, because a loaded machine
-    still throws one far off. Neither part is negative."""
+    calls. A floor set higher by a slow calibration run leaves a figure too small: on one H100
+    the same reference reads 0.055 and 0.029 ms with the mean of the runs, the second below
+    the hardware's least possible time. Theil-Sen through those points, because a loaded
+    machine still throws one far off. Neither part is negative."""
     from scipy.stats import theilslopes
 
     by_k: dict[float, list[float]] = {}
@@ -326,10 +326,10 @@ class Session:
 
     def empty_calls(self, side: WorkerSide, k: int) -> list[dict]:
         """k calls for the stand-in (it reads nothing): on cuda one copy of the first trial's
-        arguments that all of them name, and output slots of their own. A copy per call was
-        2.5 GB of copying per sample on each worker for the allreduce at 8192x8192, which the
-        judge then waited for before the half (py-spy, H100, 2026-11-26). On cpu a copy per
-        call, as the calibrated floor was measured with (CPU self-check at 0.4.5)."""
+        arguments that all of them name, and output slots of their own (a copy per call is 2.5 GB
+        of copying per sample on each worker for the allreduce at 8192x8192, which the judge
+        waits for before the half: py-spy, H100). On cpu a copy per call, as the calibrated
+        floor is measured with."""
         assert side.arena is not None and side.layout is not None
         if not self.ctx.cuda:
             return [self.call(side, self.trial_args[0], self.trial_expected[0])[2] for _ in range(k)]
@@ -384,8 +384,8 @@ class Session:
         if self.ctx.cuda:
             sizes = sorted({sizes[0], sizes[-1]})
         # Rounds over every batch size, the first one thrown away: a node's first evaluation
-        # ran its first runs 40-70% slower (bench_eval, H100, 2026-11-25), and a floor
-        # fitted on them set that evaluation's figures apart from the next ones'. (cuda:
+        # runs its first runs 40-70% slower (bench_eval, H100), and a floor fitted on them
+        # sets that evaluation's figures apart from the next ones'. (cuda:
         # the first round at the most calls only, which does all that the least does.)
         runs = CALIBRATION_RUNS_CUDA if self.ctx.cuda else CALIBRATION_RUNS
         t0 = time.monotonic()
@@ -421,10 +421,10 @@ class Session:
                  "loading the candidate")
         self.report.compiled = True
         if self.ref is not None:
-            # Not overlapped with the candidate's trials (tried): on the one core both workers
-            # share, the candidate's ranks yielding, it saved nothing measurable (load 0.45-0.60
-            # s against 0.55-0.62 s, H100, 2026-11-25), and two workers' first calls at once on
-            # one GPU make a peak of memory that neither makes alone.
+            # Not overlapped with the candidate's trials: on the one core both workers share,
+            # the candidate's ranks yielding, that saves nothing measurable (load 0.45-0.60 s
+            # against 0.55-0.62 s, H100), and two workers' first calls at once on one GPU make
+            # a peak of memory that neither makes alone.
             self.ask(self.ref, m.Load(source=self.problem.reference_source), (m.Ok,), self.timeouts.load_s,
                      "loading the reference")
             # One untimed call, as the candidate's first trial is: a first call pays for

@@ -12,7 +12,7 @@ not overtaken by later 2-GPU ones, so mixed world sizes pack without starving th
 (Backfilling smaller requests around a waiting large one would use GPUs better for a while
 and can starve it indefinitely; a sweep's requests are nearly all one size anyway.)
 
-`exclusive` lends one group at a time: today's one evaluation per node, for publication-grade
+`exclusive` lends one group at a time: one evaluation per node, for publication-grade
 timing where no neighbour shares the host, the PCIe switches or the NVSwitch fabric.
 """
 

@@ -52,10 +52,8 @@ def yield_process() -> bool:
         pass
     except OSError:
         # The kernel takes one such write per autogroup in 100 ms from a process without
-        # CAP_SYS_ADMIN (EAGAIN), and the ranks of one worker share a session: the second
-        # rank's write came too soon, and that rank went unpinned (seen on cpu at world
-        # size 2 in the sandbox, 2026-11-26; on GPUs it would hit every rank but the
-        # first of a candidate at world size >= 2). What counts is the group's nice.
+        # CAP_SYS_ADMIN (EAGAIN), and the ranks of one worker share a session: every rank
+        # but the first writes too soon. What counts is the group's nice.
         return _autogroup_nice() == 19
     return True
 

@@ -89,8 +89,8 @@ class _ArgCmp(ctypes.Structure):
 def _int_is(arg: int, value: int) -> _ArgCmp:
     """Argument `arg`, a C int, equals `value`. The kernel reads only the low 32 bits of an
     int argument, and a filter compares all 64: with a plain equality socket(0x1_00000002,
-    ...) opened an AF_INET socket and kill(pid, 0x1_00000012) sent SIGCONT past it (an
-    adversarial review, 2026-11-26; attack opens_socket_high_bits.py)."""
+    ...) opens an AF_INET socket and kill(pid, 0x1_00000012) sends SIGCONT past it (attack
+    opens_socket_high_bits.py)."""
     return _ArgCmp(arg, _CMP_MASKED_EQ, 0xFFFFFFFF, value)
 
 

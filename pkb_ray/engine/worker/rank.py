@@ -125,8 +125,8 @@ class Rank:
                                     rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
             if self.device != "cpu":
                 # NCCL builds its communicator at the first collective: 0.4 s of the
-                # reference's first call at world size 1 (py-spy, H100, 2026-11-26), inside
-                # the evaluation. Here it is built when the sandbox starts, ahead of its
+                # reference's first call at world size 1 (py-spy, H100), inside the
+                # evaluation. Here it is built when the sandbox starts, ahead of its
                 # evaluation where the node prewarms it.
                 dist.all_reduce(torch.zeros(1, device=self.device))
                 torch.cuda.synchronize()

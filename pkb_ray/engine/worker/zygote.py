@@ -101,8 +101,8 @@ def main() -> int:
     pids = reap.fork_ranks(len(fds), workdir, lambda r: _rank_main(r, start, workdir))
     # This process has no filter, no pin and the ranks' user: a rank that attached to it
     # (ptrace, /proc/<pid>/mem) could run a thread here that opens sockets or takes the
-    # reference's core. Not dumpable, no process of that user may (an adversarial review
-    # attached from a rank of a bwrap+uid sandbox on a host without Yama).
+    # reference's core (a rank of a bwrap+uid sandbox can attach on a host without Yama).
+    # Not dumpable, no process of that user may.
     _not_dumpable()
     for fd in fds:  # only the ranks hold their channels: a judge sees a gone rank's EOF
         os.close(fd)
