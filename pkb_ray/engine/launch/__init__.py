@@ -7,6 +7,7 @@ nothing here (tests/test_import_graph.py checks it). By job:
   plan       what sandbox this machine allows (bwrap+uid, bwrap, uid, none), found once
   mounts     what a sandbox sees: bubblewrap's binds, its import paths, the sized tmpfs
   roots      where sandboxes live on the host, and removing whatever they leave
+  owners     names stamped with their process, to find what a killed one left
   process    a running sandbox: start, stop, read its logs, remove it
   bounds     what a sandbox may use (processes, memory), held by its cgroup or by rlimits
   gpus       which GPUs a sandbox holds, and hiding the others
