@@ -6,7 +6,7 @@ cluster of simulated GPU nodes, with SIMULATED evaluations.
 
 What is real: Ray (a local cluster of `--nodes` raylets, each with Ray's fake GPU resources),
 the sweep driver (planning, the pipeline, slots, backpressure), the journal, MLflow on
-SQLite, the node actors' GPU groups (engine/gpu_groups.py), resume and `pkb report`.
+SQLite, the node actors' GPU groups (engine/node/gpu_groups.py), resume and `pkb report`.
 What is simulated: each evaluation holds its GPU group for a fixed duration drawn (by the
 cell's id) from node-seconds measured on GPUs, multiplied by `--time-scale`; no rank runs.
 The real evaluator is tested in tests/engine/test_node_groups.py. Models are 40 copies of

@@ -3,7 +3,7 @@
     python scripts/bench_groups_gpu.py --world-size 2 [--out DIR]     # 4 or 8 GPUs
     bash scripts/bench_groups_gpu.sh                                    # ws 2 (and 4 on 8 GPUs)
 
-Runs the engine as a node actor does (engine/gpu_groups.py lends the groups; one thread per
+Runs the engine as a node actor does (engine/node/gpu_groups.py lends the groups; one thread per
 evaluation, each with its group's judges and sandboxed workers), without Ray:
   1. exclusive: each of 10 problems (the five collective experts, five references of other
      categories) evaluated alone on the node;

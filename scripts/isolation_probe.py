@@ -7,7 +7,7 @@ On a node of at least 2 x world-size GPUs (4 for the default), as root with bubb
   2. eval: the neighbour probe (tests/engine/adversarial/gpu/reaches_neighbour.py) as
      `pkb eval ... --world-size W` runs it (no CUDA_VISIBLE_DEVICES: the node's first W GPUs);
   3. grouped: the probe on two GPU groups at once, as a node actor lends them
-     (engine/gpu_groups.py), each reporting what it sees;
+     (engine/node/gpu_groups.py), each reporting what it sees;
   4. honest: the five collective experts and PyTorch's symmetric-memory one-shot
      all-reduce (tests/engine/fixtures/candidates/torch_symm/allreduce_one_shot.py), timed,
      first as `pkb eval` runs them, then two at a time on the two groups: each must be

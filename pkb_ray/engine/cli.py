@@ -147,7 +147,7 @@ def sandbox_line(description: str) -> str:
     why not stronger in brackets (it read like an error: "bwrap as pkb-sandbox fails: ...
     Permission denied", though the weaker kind was expected and fine)."""
     # What follows the kind and its note: facts of every kind (SandboxPlan.description,
-    # evaluation._describe_sandbox).
+    # node/evaluation._describe_sandbox).
     cut = min((description.find(k) for k in SANDBOX_FACTS if k in description), default=len(description))
     kind, _, why = description[:cut].partition(": ")
     line = kind if not why else f"{kind} (the strongest available here; not stronger because: {why})"

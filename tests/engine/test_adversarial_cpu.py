@@ -281,7 +281,7 @@ def glob_host_shm() -> list[str]:
 
 
 def test_a_rank_can_change_neither_its_core_nor_its_scheduling_class(run_eval):
-    """Pinned and yielding on GPUs (engine/cpu_pins.py), a guarded rank cannot undo either:
+    """Pinned and yielding on GPUs (engine/node/cpu_pins.py), a guarded rank cannot undo either:
     the filter refuses sched_setscheduler and sched_setaffinity (here on CPU, as there)."""
     res = run_eval(ADVERSARIAL / "moves_core.py")
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
@@ -340,7 +340,7 @@ def test_empty_files_stop_at_the_quota_of_files(run_eval):
 
 
 def test_on_cpu_the_candidate_runs_at_sched_idle_unpinned(run_eval, tmp_path):
-    """On cpu both workers' ranks run at SCHED_IDLE and neither is pinned (engine/cpu_pins.py:
+    """On cpu both workers' ranks run at SCHED_IDLE and neither is pinned (engine/node/cpu_pins.py:
     one scheduling class for both halves); the candidate cannot leave the class
     (test_a_rank_can_change_neither_its_core_nor_its_scheduling_class)."""
     import re

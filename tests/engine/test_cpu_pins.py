@@ -1,4 +1,4 @@
-"""Cores for a GPU evaluation's judge and workers (engine/cpu_pins.py): two per GPU (the
+"""Cores for a GPU evaluation's judge and workers (engine/node/cpu_pins.py): two per GPU (the
 judge's, and one both workers share), from the top of what the process may use, none shared
 between GPUs, none when the machine has too few; a process pinned stays there, every thread
 of it, and one that yields runs at SCHED_IDLE."""

@@ -132,6 +132,6 @@ def test_a_cpu_node_lends_one_empty_group():
 
 
 def test_a_request_larger_than_the_node_gets_the_whole_node():
-    """The evaluation then says it cannot run (engine/evaluation.py names the shortfall)."""
+    """The evaluation then says it cannot run (engine/node/evaluation.py names the shortfall)."""
     groups = gg.GpuGroups([0, 1])
     assert groups.acquire(4).gpus == (0, 1)

@@ -1,4 +1,4 @@
-"""One way into every child process (engine/launch/spawn.py, engine/wire/start.py): typed start records through
+"""One way into every child process (engine/launch/spawn.py, engine/protocol/start.py): typed start records through
 the wire codec, one environment builder, and no other channel left in the package."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Stop a worker's rank while the other worker's half is timed on cpu: its control group
 frozen where the sandbox has one, else each of its processes sent SIGSTOP.
 
-Why: on cpu both workers' ranks share every core at one scheduling class (engine/cpu_pins.py
+Why: on cpu both workers' ranks share every core at one scheduling class (engine/node/cpu_pins.py
 says why they must), so a candidate thread that spins while the reference's half runs takes
 cores from the reference at equal weight and makes the candidate look faster; one that spins
 only then costs its own half nothing. On GPUs the candidate yields its core to the reference

@@ -2,7 +2,7 @@
 from anything that ran candidate code). It joins the judges' group, builds its gate, then
 serves JudgeJobs from the node until Quit.
 
-It starts with a JudgeStart record (engine/wire/start.py: its rank, the world size, the device,
+It starts with a JudgeStart record (engine/protocol/start.py: its rank, the world size, the device,
 the store's port, its two descriptors).
 """
 

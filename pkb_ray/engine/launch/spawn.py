@@ -1,7 +1,7 @@
 """How a child process starts: a SpawnSpec, and the one function that builds a child's
 environment.
 
-A child is `python -m <module> <record>` (wire/start.py holds the records). Nothing else
+A child is `python -m <module> <record>` (protocol/start.py holds the records). Nothing else
 reaches a child: its environment is `child_env`'s (an allow-list, never a credential), its
 descriptors are the ones the spec names, and a sandboxed child's directory, files and binds
 are the spec's `sandbox`.

@@ -5,7 +5,7 @@ One actor per GPU breaks symmetric memory (each process sees its GPU as cuda:0 a
 rendezvous fails with "detected allocations from overlapping devices"; docs/design.md), so on
 GPU clusters there is one actor per node, in a placement group whose single bundle holds
 all that node's GPUs (STRICT_PACK, pinned to the node). The actor lends each evaluation a
-group of `world_size` of them (engine/gpu_groups.py, by the measured topology) and runs as
+group of `world_size` of them (engine/node/gpu_groups.py, by the measured topology) and runs as
 many evaluations at once as there are groups: 4 at world size 2 on an 8-GPU node; one in
 exclusive mode. Ray runs its methods in threads for that (max_concurrency).
 

@@ -45,7 +45,7 @@ class JudgeStart(codec.Message):
     gate_timeout_us: int
     group_timeout_s: float
     core: int = -1
-    """The core this judge runs on (engine/cpu_pins.py); -1: the scheduler's choice."""
+    """The core this judge runs on (engine/node/cpu_pins.py); -1: the scheduler's choice."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class WorkerStart(codec.Message):
     channel_fds: list[int]
     """Rank r's end of its channel to judge r."""
     cores: list[int] = field(default_factory=list)
-    """Rank r's core (engine/cpu_pins.py), pinned before the candidate exists; empty: none."""
+    """Rank r's core (engine/node/cpu_pins.py), pinned before the candidate exists; empty: none."""
     yields: bool = False
     """Its ranks run at SCHED_IDLE: the candidate's pinned ones on cuda, both workers' on cpu
     (cpu_pins.yields says why)."""

@@ -41,7 +41,7 @@ class TimingMode:
     world size, the node and the harness, never of one evaluation: two modes give two
     figures for one kernel (the reduce_scatter expert read 2.26x unheld and 1.27x held on
     one idle node), so the first evaluation decides it from the reference alone and the
-    node keeps it (engine/timing_modes.py) for every later one."""
+    node keeps it (engine/node/timing_modes.py) for every later one."""
     held: bool
     calls_per_sample: int
 

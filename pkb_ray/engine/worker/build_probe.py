@@ -1,6 +1,6 @@
 """Import a candidate once, in a sandbox with no GPU, so that its `load_inline` compiles into
 the sandbox's extension directory: `python -m pkb_ray.engine.worker.build_probe BUILD_START`
-(engine/wire/start.py: the candidate's file in the sandbox's directory).
+(engine/protocol/start.py: the candidate's file in the sandbox's directory).
 
 Its last line is a BuildProbed record (ok, and the traceback when not). Whatever fails after compiling (no
 GPU here, no process group) is for the evaluation to find out; the node reads a compiler

@@ -1,6 +1,6 @@
 """The first process inside a candidate's sandbox: import torch once, fork one rank per GPU.
 
-    python -m pkb_ray.engine.worker.zygote WORKER_START   (engine/wire/start.py; environment: PKB_WORKDIR)
+    python -m pkb_ray.engine.worker.zygote WORKER_START   (engine/protocol/start.py; environment: PKB_WORKDIR)
 
 It is started fresh for every candidate (never forked from a judge, never holding a
 secret), and may be started ahead of its candidate so the torch import (1-3 s) is off the

@@ -12,7 +12,7 @@ does to a half.
 Every timed call of the candidate sees contents made for it alone; its inputs are checked
 bit for bit afterwards; a secret sample of its calls (at least 5, spread over the phase)
 has its outputs compared with the judges' own reference. The workers' own clocks are
-reported beside the windows: evidence of a lie (evidence.py), never a figure.
+reported beside the windows: evidence of a lie (node/timing_evidence.py), never a figure.
 """
 
 from __future__ import annotations
