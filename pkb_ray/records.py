@@ -217,7 +217,7 @@ class TimingEvidence:
     """Share of the host's CPU capacity that processes other than this evaluation's used
     during the timing phase."""
     between_sd: float = 0.0
-    """The spread between evaluations added to the interval (log space; timing/stats.py)."""
+    """The spread between evaluations added to the interval (log space; engine/node/timing_stats.py)."""
 
 
 @dataclass

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from pkb_ray.agent import AgentConfig, Tool, ToolExecutor, ToolRequest
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 from pkb_ray.engine.request import EvalRequest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,15 +40,15 @@ def setup(device: str, cache_dir: str) -> tuple[EvalRequest, str]:
         from pkb_ray.problems import load_problem
 
         src = load_problem("builtin", "allreduce").expert_source
-        return EvalRequest(problem_id="allreduce", problems_source="builtin", candidate_source="",
-                           world_size=2, device="cuda", size="bench", cache_dir=cache_dir,
-                           cell_id="bench/allreduce/tools"), src
+        return EvalRequest(problem_id="allreduce", problems_source="builtin", candidate_source="", device="cuda",
+                           size="bench", cell_id="bench/allreduce/tools",
+                           eval=EvalConfig(world_size=2, cache_dir=cache_dir)), src
     fixtures = REPO / "tests" / "engine" / "fixtures"
     fast = TimingConfig(warmup_ms=5.0, min_calls=5, max_calls=40, target_rel_ci=0.05, max_timing_s=1.0)
     return EvalRequest(problem_id="sum_ranks", problems_source=str(fixtures / "problems"), candidate_source="",
-                       world_size=2, device="cpu", size="small", trials=2, timing=fast,
-                       timeouts=TimeoutConfig(trial_s=6.0), cache_dir=cache_dir,
-                       cell_id="bench/sum_ranks/tools"), (fixtures / "candidates" / "store_exchange.py").read_text()
+                       device="cpu", size="small", cell_id="bench/sum_ranks/tools",
+                       eval=EvalConfig(world_size=2, trials=2, timing=fast, timeouts=TimeoutConfig(trial_s=6.0),
+                                       cache_dir=cache_dir)), (fixtures / "candidates" / "store_exchange.py").read_text()
 
 
 def main() -> int:
@@ -75,13 +75,13 @@ def main() -> int:
                             "median_warm_device_s": round(statistics.median(devs[1:] or devs), 3), "all_ok": all(oks),
                             "walls_s": [round(w, 3) for w in walls]}
         print(tool.value, rows[tool.value], flush=True)
-    from pkb_ray.engine.evaluation import shutdown
+    from pkb_ray.engine.node.evaluation import shutdown
 
     shutdown()
     import torch
 
     meta = {"command": "python " + shlex.join(["scripts/bench_agent_tools.py"] + sys.argv[1:]),
-            "device": args.device, "problem": base.problem_id, "world_size": base.world_size,
+            "device": args.device, "problem": base.problem_id, "world_size": base.eval.world_size,
             "repeats": args.repeats, "torch": torch.__version__, "python": platform.python_version(),
             "load_average_1m": os.getloadavg()[0], "cpus": os.cpu_count(),
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -89,7 +89,7 @@ def main() -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"agent_tools_{args.device}.json").write_text(json.dumps({"meta": meta, "tools": rows}, indent=1))
     lines = [f"# agent tools ({args.device})", "", f"Command: `{meta['command']}`", "",
-             f"Problem `{base.problem_id}`, world size {base.world_size}, {args.repeats} calls per tool, "
+             f"Problem `{base.problem_id}`, world size {base.eval.world_size}, {args.repeats} calls per tool, "
              f"torch {meta['torch']}, {meta['at']}; 1-minute load average {meta['load_average_1m']:.1f} "
              f"on {meta['cpus']} CPUs.", "",
              "| tool | cold wall s | median warm wall s | median warm device-s | all ok |", "|---|---|---|---|---|"]

@@ -6,7 +6,7 @@ cluster of simulated GPU nodes, with SIMULATED evaluations.
 
 What is real: Ray (a local cluster of `--nodes` raylets, each with Ray's fake GPU resources),
 the sweep driver (planning, the pipeline, slots, backpressure), the journal, MLflow on
-SQLite, the node actors' GPU groups (engine/gpu_groups.py), resume and `pkb report`.
+SQLite, the node actors' GPU groups (engine/node/gpu_groups.py), resume and `pkb report`.
 What is simulated: each evaluation holds its GPU group for a fixed duration drawn (by the
 cell's id) from node-seconds measured on GPUs, multiplied by `--time-scale`; no rank runs.
 The real evaluator is tested in tests/engine/test_node_groups.py. Models are 40 copies of
@@ -56,25 +56,25 @@ def simulated_evaluator(time_scale: float):
     one. Defined here and shipped to the actors by value."""
     import ray
 
-    from pkb_ray.engine.node_evaluator import MAX_RESTARTS, _NodeEvaluator
+    from pkb_ray.engine.node.node_evaluator import MAX_RESTARTS, _NodeEvaluator
     from pkb_ray.engine.version import HARNESS_VERSION
     from pkb_ray.records import EvalResult
 
     class SimulatedNodeEvaluator(_NodeEvaluator):
         def evaluate(self, request, build=None):
-            with self.groups.lend(request.world_size) as lease:
+            with self.groups.lend(request.eval.world_size) as lease:
                 start = time.time()
                 pick = zlib.crc32(request.cell_id.encode()) % len(MEASURED_NODE_SECONDS)
                 time.sleep(MEASURED_NODE_SECONDS[pick] * time_scale)
                 end = time.time()
             return EvalResult(
                 correct=True, compiled=True, candidate_ms=1.0, reference_ms=1.0, speedup=1.0,
-                world_size=request.world_size, device=request.device, size=request.size,
+                world_size=request.eval.world_size, device=request.device, size=request.size,
                 hardware_fingerprint=self._fingerprint, harness_version=HARNESS_VERSION,
-                trials=request.trials, node_seconds=end - start,
+                trials=request.eval.trials, node_seconds=end - start,
                 message="simulated evaluation (scripts/bench_cluster.py): no rank ran",
                 sandbox="simulated: no process started",
-                gpus=lease.cuda_visible_devices or "", gpu_link=lease.link, sharing=lease.sharing,
+                gpus=",".join(map(str, lease.gpus)), gpu_link=lease.link, sharing=lease.sharing,
                 co_tenancy=lease.co_tenancy,
                 evidence={"simulated": True, "start": start, "end": end,
                           "node": ray.get_runtime_context().get_node_id()})

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import platform
 import shlex
 import shutil
@@ -39,7 +38,7 @@ import yaml
 
 import importlib
 
-from pkb_ray.config.schema import TimingConfig
+from pkb_ray.config.schema import EvalConfig, TimingConfig
 from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate, prebuild
 from pkb_ray.problems.includes import read_candidate_file
 
@@ -140,19 +139,16 @@ def main() -> int:
 
     def request(i: int, k: int, shape: str) -> EvalRequest:
         return EvalRequest(problem_id=problem, problems_source=src_dir, candidate_source=candidate,
-                           world_size=args.world_size, device=args.device, size=f"s{i}",
-                           trials=args.trials, timing=timing_cfg, cache_dir=cache_dir,
-                           torch_cuda_arch_list=args.arch_list, cell_id=f"bench/{shape}/{k}",
-                           guard=not args.no_guard, transport=args.transport)
+                           device=args.device, size=f"s{i}", cell_id=f"bench/{shape}/{k}",
+                           eval=EvalConfig(world_size=args.world_size, trials=args.trials, timing=timing_cfg,
+                                           cache_dir=cache_dir, torch_cuda_arch_list=args.arch_list,
+                                           guard=not args.no_guard, transport=args.transport))
 
     # A node actor starts its judges and its first sandbox once, at start, not per candidate.
     t = time.monotonic()
-    # The node evaluate() takes: the same cores (a node for other settings is replaced there).
-    evaluation = importlib.import_module("pkb_ray.engine.evaluation")
-    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
-    node = evaluation.node_for(request(0, 0, shapes[0]), cvd, *evaluation._cores(request(0, 0, shapes[0]), cvd, cvd))
-    node.start()
-    node.prewarm(not args.no_guard)
+    # The judges evaluate() then takes (a node for other settings is replaced there).
+    evaluation = importlib.import_module("pkb_ray.engine.node.evaluation")
+    evaluation.prestart(request(0, 0, shapes[0]))
     judges_start_s = time.monotonic() - t
     t = time.monotonic()
     build = prebuild(candidate, args.arch_list, cache_dir, device=args.device)

@@ -3,7 +3,7 @@
     python scripts/bench_groups_gpu.py --world-size 2 [--out DIR]     # 4 or 8 GPUs
     bash scripts/bench_groups_gpu.sh                                    # ws 2 (and 4 on 8 GPUs)
 
-Runs the engine as a node actor does (engine/gpu_groups.py lends the groups; one thread per
+Runs the engine as a node actor does (engine/node/gpu_groups.py lends the groups; one thread per
 evaluation, each with its group's judges and sandboxed workers), without Ray:
   1. exclusive: each of 10 problems (the five collective experts, five references of other
      categories) evaluated alone on the node;
@@ -47,7 +47,7 @@ def node_gpus() -> list[int]:
 
 class Bench:
     def __init__(self, args, groups, problems) -> None:
-        from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+        from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 
         self.args, self.groups, self.problems = args, groups, problems
         self.timing = TimingConfig()
@@ -58,10 +58,11 @@ class Bench:
 
         problem = self.problems[pid]
         source = problem.expert_source if candidate == "expert" else problem.reference_source
-        return EvalRequest(problem_id=pid, problems_source="builtin", candidate_source=source,
-                           world_size=self.args.world_size, device="cuda", size="bench", trials=2,
-                           guard=candidate == "expert", timing=self.timing, timeouts=self.timeouts,
-                           cache_dir=self.args.cache_dir, cell_id=f"groups/{pid}/{candidate}/{tag}")
+        return EvalRequest(problem_id=pid, problems_source="builtin", candidate_source=source, device="cuda",
+                           size="bench", cell_id=f"groups/{pid}/{candidate}/{tag}",
+                           eval=EvalConfig(world_size=self.args.world_size, trials=2,
+                                           guard=candidate == "expert", timing=self.timing,
+                                           timeouts=self.timeouts, cache_dir=self.args.cache_dir))
 
     def evaluate(self, pid: str, candidate: str, tag: str) -> dict:
         from pkb_ray.engine import evaluate
@@ -145,7 +146,7 @@ def main() -> int:
     ap.add_argument("--ids", default="", help="comma-separated problems (default: the ten of issue 27)")
     args = ap.parse_args()
 
-    from pkb_ray.engine import gpu_groups
+    from pkb_ray.engine.node import gpu_groups
     from pkb_ray.problems import load_problems
 
     ids = [i for i in args.ids.split(",") if i] or list(COLLECTIVE_EXPERTS + OTHER_REFERENCES)

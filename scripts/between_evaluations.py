@@ -5,7 +5,7 @@
 
 Reads `scripts/self_timing.py` results (every reference timed against itself: the true
 speedup is 1.0) and, for a grid of spreads b, widens each evaluation's interval as the
-verdict does (timing/stats.py: each side grows in quadrature, log space, by 1.96 b) and
+verdict does (engine/node/timing_stats.py: each side grows in quadrature, log space, by 1.96 b) and
 counts how many then hold 1.0. It prints the smallest b on the grid whose intervals hold
 1.0 in at least --coverage of the evaluations: the figure BETWEEN_EVALUATIONS_SD is set
 from. An evaluation without an interval (failed, unmeasurable) is left out and counted.
@@ -35,7 +35,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from pkb_ray.engine.judge.timing.stats import speedup_interval, widened_bounds
+from pkb_ray.engine.node.timing_stats import speedup_interval, widened_bounds
 
 GRID = [0.0, 0.002, 0.004, 0.006, 0.008, 0.010, 0.012, 0.015, 0.020, 0.030]
 

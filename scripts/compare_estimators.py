@@ -1,5 +1,5 @@
 """Two speedup estimators on the same recorded samples: the ratio of the halves' medians
-(harness 0.4.4 and earlier) and the median of the pairs' ratios (timing/stats.py now).
+(harness 0.4.4 and earlier) and the median of the pairs' ratios (engine/node/timing_stats.py now).
 
     python scripts/compare_estimators.py SAMPLES.jsonl IDS.txt [--out FILE.md]
 

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate
 from pkb_ray.problems.includes import read_candidate_file
 
@@ -58,10 +58,11 @@ def main() -> int:
         source = read_candidate_file(REPO / "problems" / pid / "expert.py")
         runs = []
         for k in range(args.repeats):
-            req = EvalRequest(problem_id=pid, problems_source="builtin", candidate_source=source,
-                              world_size=args.world_size, device="cuda", size=args.size, trials=args.trials,
-                              timing=TimingConfig(), timeouts=TimeoutConfig(), cache_dir=args.cache_dir,
-                              cell_id=f"expert/{pid}/{k}")
+            req = EvalRequest(problem_id=pid, problems_source="builtin", candidate_source=source, device="cuda",
+                              size=args.size, cell_id=f"expert/{pid}/{k}",
+                              eval=EvalConfig(world_size=args.world_size, trials=args.trials,
+                                              timing=TimingConfig(), timeouts=TimeoutConfig(),
+                                              cache_dir=args.cache_dir))
             res = evaluate(req)
             t = res.timing
             runs.append({"correct": res.correct, "failure": res.failure.value if res.failure else None,

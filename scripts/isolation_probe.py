@@ -7,7 +7,7 @@ On a node of at least 2 x world-size GPUs (4 for the default), as root with bubb
   2. eval: the neighbour probe (tests/engine/adversarial/gpu/reaches_neighbour.py) as
      `pkb eval ... --world-size W` runs it (no CUDA_VISIBLE_DEVICES: the node's first W GPUs);
   3. grouped: the probe on two GPU groups at once, as a node actor lends them
-     (engine/gpu_groups.py), each reporting what it sees;
+     (engine/node/gpu_groups.py), each reporting what it sees;
   4. honest: the five collective experts and PyTorch's symmetric-memory one-shot
      all-reduce (tests/engine/fixtures/candidates/torch_symm/allreduce_one_shot.py), timed,
      first as `pkb eval` runs them, then two at a time on the two groups: each must be
@@ -38,14 +38,15 @@ EXPERTS = ("allreduce", "allgather", "alltoall", "broadcast", "reduce_scatter")
 
 
 def _request(problem: str, source: str, ws: int, cache_dir: str, timed: bool):
-    from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+    from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
     from pkb_ray.engine import EvalRequest
 
-    return EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source, world_size=ws,
-                       device="cuda", size="bench" if timed else "small", trials=3 if timed else 1,
-                       time_candidate=timed, timing=TimingConfig(max_timing_s=5.0),
-                       timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
-                       cache_dir=cache_dir)
+    return EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source, device="cuda",
+                       size="bench" if timed else "small",
+                       eval=EvalConfig(world_size=ws, trials=3 if timed else 1, time_candidates=timed,
+                                       timing=TimingConfig(max_timing_s=5.0),
+                                       timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
+                                       cache_dir=cache_dir))
 
 
 def reaches(text: str) -> dict | None:
@@ -100,7 +101,8 @@ def main() -> int:
     os.environ.pop("CUDA_VISIBLE_DEVICES", None)  # as `pkb eval` on a node where none is set
     if args.hide_sysfs:
         os.environ["PKB_SANDBOX_HIDE_GPU_SYSFS"] = "1"
-    from pkb_ray.engine import evaluate, gpu_groups
+    from pkb_ray.engine import evaluate
+    from pkb_ray.engine.node import gpu_groups
     from pkb_ray.problems.includes import read_candidate_file
 
     cache = args.cache_dir or tempfile.mkdtemp(prefix="pkb_isolation_cache_")
@@ -125,7 +127,7 @@ def main() -> int:
         with groups.lend(ws) as lease:
             res = evaluate(_request(problem, source, ws, cache, timed), lease=lease)
             with lock:
-                out[key].append(_row(tag, res, lease.cuda_visible_devices or ""))
+                out[key].append(_row(tag, res, ",".join(map(str, lease.gpus))))
 
     threads = [threading.Thread(target=grouped, args=("grouped", f"probe group {i}", "allreduce", probe, False))
                for i in range(slots)]

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 from pkb_ray.engine import HARNESS_VERSION, EvalRequest, evaluate
 from pkb_ray.problems import load_problems
 
@@ -70,10 +70,11 @@ def main() -> int:
             continue
         evals = []
         for k in range(args.evals):
-            req = EvalRequest(problem_id=pid, problems_source=args.source, candidate_source=problem.reference_source,
-                              world_size=args.world_size, device=args.device, size=size, trials=args.trials,
-                              guard=False, timing=timing, timeouts=timeouts, cache_dir=args.cache_dir,
-                              cell_id=f"self/{pid}/{k}")
+            req = EvalRequest(problem_id=pid, problems_source=args.source,
+                              candidate_source=problem.reference_source, device=args.device, size=size,
+                              cell_id=f"self/{pid}/{k}",
+                              eval=EvalConfig(world_size=args.world_size, trials=args.trials, guard=False,
+                                              timing=timing, timeouts=timeouts, cache_dir=args.cache_dir))
             res = evaluate(req)
             evals.append({"correct": res.correct, "failure": res.failure.value if res.failure else None,
                           "message": res.message[:300], "speedup": res.speedup,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import time
 
 
@@ -24,17 +23,16 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="also write what is printed to this file")
     args = ap.parse_args()
 
-    from pkb_ray.engine.evaluation import node_profile
+    from pkb_ray.engine.node.evaluation import node_profile
     from pkb_ray.generation.hardware_text import hardware_section
     from pkb_ray.generation.prompt import EvalContext, build_prompt
     from pkb_ray.problems import load_problem
 
-    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
     t0 = time.perf_counter()
-    profile = node_profile("cuda", args.cache_dir, cvd)
+    profile = node_profile("cuda", args.cache_dir, None)
     first_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    again = node_profile("cuda", args.cache_dir, cvd)
+    again = node_profile("cuda", args.cache_dir, None)
     cached_s = time.perf_counter() - t0
     lines = [f"# Hardware section measured on this node (world size {args.world_size})", ""]
     if profile is None:

@@ -2,11 +2,10 @@
 runs down the declared layers, and no modules import each other in a circle.
 
 An import inside a function still ties its module to the one it names (it only loads
-later), so it is read like any other: issue 25 found 4 arrows running back up and 2
-circles hidden in the 132 function-level imports this test used to skip. `if
-TYPE_CHECKING:` blocks are read too: an annotation that names a higher layer is a
-dependency all the same. (issue 14: loader.py and pkb_import.py used to import each other;
-problems/common.py now holds what both need.)
+later), so it is read like any other: 4 arrows running back up and 2 circles hid in 132
+function-level imports once. `if TYPE_CHECKING:` blocks are read too: an annotation that
+names a higher layer is a dependency all the same. Inside the engine, each package runs in
+one process and reaches only its side (SIDES).
 """
 
 from __future__ import annotations
@@ -121,16 +120,16 @@ def test_the_checker_finds_a_cycle():
 
 
 def test_the_checker_finds_arrows_up_across_and_outside_the_layers():
-    graph = {"pkb_ray.engine.node": {"pkb_ray.records", "pkb_ray.engine.wire.frames",
+    graph = {"pkb_ray.engine.node.judge_node": {"pkb_ray.records", "pkb_ray.engine.wire.frames",
                                      "pkb_ray.agent.executor"},
-             "pkb_ray.agent.executor": {"pkb_ray.engine.node"},
+             "pkb_ray.agent.executor": {"pkb_ray.engine.node.judge_node"},
              "pkb_ray.engine.wire.frames": set(),
              "pkb_ray.generation.client": {"pkb_ray.selfcheck.check"},
              "pkb_ray.selfcheck.check": set(),
              "pkb_ray.records": set(),
              "pkb_ray.newpkg.x": set()}
     assert _violations(graph) == [
-        "pkb_ray.engine.node -> pkb_ray.agent.executor (runs back up)",
+        "pkb_ray.engine.node.judge_node -> pkb_ray.agent.executor (runs back up)",
         "pkb_ray.generation.client -> pkb_ray.selfcheck.check (same layer)",
         "pkb_ray.newpkg.x: its unit pkb_ray.newpkg is in no layer (declare it in LAYERS)",
     ]
@@ -180,12 +179,21 @@ def test_a_judge_imports_no_hydra():
     assert out.stdout.strip() == "[]", out.stdout
 
 
-WORKER_MAY_REACH = ("pkb_ray", "pkb_ray.engine", "pkb_ray.engine.worker", "pkb_ray.engine.wire",
-                    "pkb_ray.engine.cpu_pins", "pkb_ray.engine.version")
-"""What a module of the worker side (the sandbox) may import, directly or through another:
-its own package, what crosses the boundary (wire/, the start records included) and the core
-plan it pins itself to. Not the launcher (engine/launch/: 800 lines of the node's that would
-load in every sandboxed process), the judge, or the node."""
+ENGINE = "pkb_ray.engine"
+SIDES: dict[str, tuple[str, tuple[str, ...]]] = {
+    f"{ENGINE}.worker": ("only", (f"{ENGINE}.worker", f"{ENGINE}.protocol", f"{ENGINE}.wire")),
+    f"{ENGINE}.judge": ("never", (f"{ENGINE}.node", f"{ENGINE}.worker", f"{ENGINE}.launch")),
+    f"{ENGINE}.node": ("never", (f"{ENGINE}.worker", f"{ENGINE}.judge")),
+    f"{ENGINE}.launch": ("never", (f"{ENGINE}.node", f"{ENGINE}.judge", f"{ENGINE}.worker")),
+    f"{ENGINE}.protocol": ("only", (f"{ENGINE}.protocol", f"{ENGINE}.wire", f"{ENGINE}.request", "pkb_ray.config")),
+    f"{ENGINE}.wire": ("only", (f"{ENGINE}.wire",)),
+}
+"""The engine by process: what the modules of each package may reach, directly or through
+another. `only`: nothing but these; `never`: none of these. A worker (the sandbox) reaches
+only what crosses the boundary (protocol/, wire/) and itself: not the launcher (800 lines
+of the node's that would load in every sandboxed process), the judge, or the node. The node
+never loads a worker or a judge module (it starts them as processes), a judge never loads
+the node's or a worker's, and the shared floors (protocol/, wire/) reach no process."""
 
 
 def _reach(graph: dict[str, set[str]], start: str) -> dict[str, str]:
@@ -201,29 +209,64 @@ def _reach(graph: dict[str, set[str]], start: str) -> dict[str, str]:
     return seen
 
 
-def _worker_side_violations(graph: dict[str, set[str]]) -> list[str]:
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _side_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Each module that reaches what its package may not, as `a -> b (via c)`."""
     out = []
-    for mod in sorted(m for m in graph if m.startswith("pkb_ray.engine.worker")):
-        for b, via in sorted(_reach(graph, mod).items()):
-            if not any(b == p or (p not in ("pkb_ray", "pkb_ray.engine") and b.startswith(p + "."))
-                       for p in WORKER_MAY_REACH):
-                out.append(f"{mod} -> {b} (via {via})")
+    for side, (rule, packages) in SIDES.items():
+        for mod in sorted(m for m in graph if _within(m, (side,))):
+            for b, via in sorted(_reach(graph, mod).items()):
+                if _within(b, packages) != (rule == "only"):
+                    out.append(f"{mod} -> {b} (via {via})")
     return out
 
 
-def test_the_worker_side_reaches_neither_the_launcher_nor_the_judge():
-    bad = _worker_side_violations(_graph())
-    assert not bad, "a sandboxed module reaches the node's side:\n" + "\n".join(bad)
+def test_each_process_reaches_only_its_side():
+    bad = _side_violations(_graph())
+    assert not bad, "a module reaches across the engine's process sides:\n" + "\n".join(bad)
 
 
-def test_a_worker_module_importing_the_launcher_is_named(tmp_path):
-    """A deliberate break: a copy of the package where the zygote reads its start record
-    through the launcher (as it did when records and launcher were one module)."""
+def _broken(tmp_path, path: str, old: str, new: str) -> dict[str, set[str]]:
+    """The import graph of a copy of the package with one line of one module changed."""
     copy = tmp_path / "pkb_ray"
     shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    victim = copy / "engine" / "worker" / "zygote.py"
-    victim.write_text(victim.read_text().replace("from pkb_ray.engine.wire.start import",
-                                                 "from pkb_ray.engine.launch import"))
-    bad = _worker_side_violations(_graph(copy))
+    victim = copy / path
+    text = victim.read_text()
+    assert old in text, (path, old)
+    victim.write_text(text.replace(old, new, 1))
+    return _graph(copy)
+
+
+def test_a_worker_module_importing_the_launcher_or_the_node_is_named(tmp_path):
+    """A deliberate break: the zygote reads its start record through the launcher (as when
+    records and launcher were one module), and so reaches the node's side."""
+    bad = _side_violations(_broken(tmp_path, "engine/worker/zygote.py", "from pkb_ray.engine.protocol.start import",
+                                   "from pkb_ray.engine.launch import"))
     assert "pkb_ray.engine.worker.zygote -> pkb_ray.engine.launch (via pkb_ray.engine.worker.zygote)" in bad
     assert any(b.startswith("pkb_ray.engine.worker.zygote -> pkb_ray.engine.launch.process") for b in bad)
+    bad = _side_violations(_broken(tmp_path / "2", "engine/worker/reap.py",
+                                   "from pkb_ray.engine.protocol.rank_ends import RankEnd",
+                                   "from pkb_ray.engine.node.verdict import RankEnd"))
+    assert "pkb_ray.engine.worker.reap -> pkb_ray.engine.node.verdict (via pkb_ray.engine.worker.reap)" in bad
+
+
+def test_a_node_module_importing_a_worker_module_is_named(tmp_path):
+    """A deliberate break: the node reads the zygote's log through the worker's reaper (as
+    it did when the log format lived there)."""
+    bad = _side_violations(_broken(tmp_path, "engine/node/judge_node.py", "from pkb_ray.engine.protocol.rank_ends import",
+                                   "from pkb_ray.engine.worker.reap import"))
+    assert "pkb_ray.engine.node.judge_node -> pkb_ray.engine.worker.reap (via pkb_ray.engine.node.judge_node)" in bad
+
+
+def test_a_judge_module_importing_the_node_is_named(tmp_path):
+    """A deliberate break: the judge's sampling reads the median's confidence from the node's
+    statistics (as it did when both lived in judge/timing/)."""
+    bad = _side_violations(_broken(tmp_path, "engine/judge/timing/sampling.py",
+                                   "from pkb_ray.engine.protocol.timing import",
+                                   "from pkb_ray.engine.node.timing_stats import rel_ci_of_median\n"
+                                   "from pkb_ray.engine.protocol.timing import"))
+    assert ("pkb_ray.engine.judge.timing.sampling -> pkb_ray.engine.node.timing_stats "
+            "(via pkb_ray.engine.judge.timing.sampling)") in bad

@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pkb agent: {e}", file=sys.stderr)
         return 2
     finally:
-        from pkb_ray.engine.evaluation import shutdown
+        from pkb_ray.engine.node.evaluation import shutdown
 
         shutdown()
     final = result.final

@@ -136,7 +136,7 @@ def identity_of(spec: EpisodeSpec, problem_version: str, prompt: list[dict[str, 
     return {k: str(v) for k, v in {
         "model": spec.model.name, "model_id": spec.model.model_id, "api_base": spec.model.api_base,
         "problem": b.problem_id, "problem_version": problem_version, "attempt": spec.attempt,
-        "world_size": b.world_size, "device": b.device, "size": b.size, "trials": b.trials,
+        "world_size": b.eval.world_size, "device": b.device, "size": b.size, "trials": b.eval.trials,
         "problems_source": b.problems_source, "harness_version": HARNESS_VERSION,
         "tool_protocol": TOOL_PROTOCOL, "prompt_hash": messages_hash(prompt)}.items()}
 
@@ -156,8 +156,8 @@ async def run_episode(spec: EpisodeSpec, cfg: AgentConfig, executor: ToolExecuto
 
     b = spec.base
     problem = load_problem(b.problems_source, b.problem_id)
-    context = spec.prompt_context or EvalContext(world_size=b.world_size, device=b.device, size=b.size,
-                                                 load_timeout_s=b.timeouts.load_s)
+    context = spec.prompt_context or EvalContext(world_size=b.eval.world_size, device=b.device, size=b.size,
+                                                 load_timeout_s=b.eval.timeouts.load_s)
     messages = initial_messages(problem, context)
     on_prompt(messages)
     journal = EpisodeJournal(spec.journal_path)

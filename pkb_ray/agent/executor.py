@@ -29,27 +29,26 @@ LOG_CHARS = 2500
 
 
 def _engine_evaluate(req: EvalRequest, build: BuildResult | None) -> EvalResult:
-    from pkb_ray.engine.evaluation import evaluate
+    from pkb_ray.engine import evaluate
 
     return evaluate(req, build=build)
 
 
-def execute_on_node(evaluate_fn: EvaluateFn, cuda_visible_devices: str | None, req: ToolRequest,
+def execute_on_node(evaluate_fn: EvaluateFn, gpus: tuple[int, ...] | None, req: ToolRequest,
                     base: EvalRequest, cfg: AgentConfig, build: BuildResult | None = None) -> ToolOutcome:
     """One tool call on a node evaluator, handed to it as the tool of its `run_tool`
     (modes/tools.py): the node gives its `evaluate` and its GPUs."""
-    return ToolExecutor(base, cfg, evaluate_fn=evaluate_fn,
-                        cuda_visible_devices=cuda_visible_devices).execute(req, build)
+    return ToolExecutor(base, cfg, evaluate_fn=evaluate_fn, gpus=gpus).execute(req, build)
 
 
 class ToolExecutor:
     def __init__(self, base: EvalRequest, cfg: AgentConfig, evaluate_fn: EvaluateFn | None = None,
-                 cuda_visible_devices: str | None = None) -> None:
+                 gpus: tuple[int, ...] | None = None) -> None:
         """`base`: the request the cell's final answer is evaluated with (zero-shot's)."""
         self.base = base
         self.cfg = cfg
         self.evaluate_fn = evaluate_fn or _engine_evaluate
-        self.cvd = cuda_visible_devices
+        self.gpus = gpus
         self._problem = None
 
     def execute(self, req: ToolRequest, build: BuildResult | None = None) -> ToolOutcome:
@@ -70,10 +69,10 @@ class ToolExecutor:
         b = dataclasses.replace(self.base, candidate_source=req.text,
                                 cell_id=f"{self.base.cell_id}#{req.tool.value}")
         if req.tool is Tool.CHECK:
-            return dataclasses.replace(b, size=self.cfg.check_size, trials=self.cfg.check_trials,
-                                       time_candidate=False)
+            return dataclasses.replace(b, size=self.cfg.check_size).with_eval(trials=self.cfg.check_trials,
+                                                                              time_candidates=False)
         if req.tool is Tool.BENCHMARK:
-            return dataclasses.replace(b, size=self.cfg.benchmark_size, time_candidate=True)
+            return dataclasses.replace(b, size=self.cfg.benchmark_size).with_eval(time_candidates=True)
         return b  # submit: exactly the zero-shot request
 
     def _built(self, ereq: EvalRequest, build: BuildResult | None) -> BuildResult | None:
@@ -82,28 +81,29 @@ class ToolExecutor:
             return build
         from pkb_ray.engine.build import prebuild
 
-        return prebuild(ereq.candidate_source, ereq.torch_cuda_arch_list, ereq.cache_dir,
-                        device="cuda", sandbox_mode=ereq.sandbox.mode, sandbox_user=ereq.sandbox.user)
+        ev = ereq.eval
+        return prebuild(ereq.candidate_source, ev.torch_cuda_arch_list, ev.cache_dir,
+                        device="cuda", sandbox_mode=ev.sandbox.mode, sandbox_user=ev.sandbox.user)
 
     def _evaluate(self, req: ToolRequest, build: BuildResult | None) -> ToolOutcome:
         ereq = self.request_for(req)
         res = self.evaluate_fn(ereq, self._built(ereq, build))
-        return outcome_of_evaluation(req.tool, res, device_s=res.node_seconds * ereq.world_size)
+        return outcome_of_evaluation(req.tool, res, device_s=res.node_seconds * ereq.eval.world_size)
 
     # -- through the sandbox ---------------------------------------------------------------
     def _cache_dirs(self) -> list[str]:
-        return [str(Path(self.base.cache_dir).expanduser().resolve())]
+        return [str(Path(self.base.eval.cache_dir).expanduser().resolve())]
 
     def _run(self, script: str) -> ToolOutcome:
         b = self.base
-        job = RankJob("script", b.world_size, b.device, self.cfg.run_timeout_s, {"script.py": script})
-        o = run_on_ranks(job, b.sandbox, self._cache_dirs(), self.cvd, self.cfg.output_chars)
+        job = RankJob("script", b.eval.world_size, b.device, self.cfg.run_timeout_s, {"script.py": script})
+        o = run_on_ranks(job, b.eval.sandbox, self._cache_dirs(), self.gpus, self.cfg.output_chars)
         ranks = [RankOutput(r.rank, r.exit_code, redact(tail(r.output, self.cfg.output_chars))) for r in o.ranks]
         ok = not o.timed_out and all(r.exit_code == 0 for r in o.ranks)
         msg = (f"stopped at the time limit of {self.cfg.run_timeout_s:g} s" if o.timed_out
                else redact(o.sandbox_error))
         return ToolOutcome(RunSummary(ok, o.timed_out, self.cfg.run_timeout_s, ranks, msg),
-                           device_s=o.wall_s * b.world_size)
+                           device_s=o.wall_s * b.eval.world_size)
 
     def problem(self):
         if self._problem is None:
@@ -119,9 +119,9 @@ class ToolExecutor:
 
         seed = int.from_bytes(os.urandom(4), "little")
         files = {}
-        for r in range(self.base.world_size):
+        for r in range(self.base.eval.world_size):
             buf = io.BytesIO()
-            torch.save(self.problem().make_inputs(r, self.base.world_size, seed, self.cfg.benchmark_size, "cpu"), buf)
+            torch.save(self.problem().make_inputs(r, self.base.eval.world_size, seed, self.cfg.benchmark_size, "cpu"), buf)
             files[f"inputs_rank{r}.b64"] = base64.b64encode(buf.getvalue()).decode()
         return files
 
@@ -135,12 +135,12 @@ class ToolExecutor:
             res = self.evaluate_fn(self.request_for(req), build)  # ends at the build: nothing starts
             return outcome_of_evaluation(req.tool, res, device_s=0.0)
         files = {"candidate.py": req.text, **self._inputs_files()}
-        job = RankJob("profile", b.world_size, b.device, self.cfg.run_timeout_s, files, self.cfg.profile_calls,
+        job = RankJob("profile", b.eval.world_size, b.device, self.cfg.run_timeout_s, files, self.cfg.profile_calls,
                       build.extensions_dir if build is not None else "")
-        o = run_on_ranks(job, b.sandbox, self._cache_dirs(), self.cvd, LOG_CHARS)
+        o = run_on_ranks(job, b.eval.sandbox, self._cache_dirs(), self.gpus, LOG_CHARS)
         measures = "CUDA kernels and copies" if b.device == "cuda" else "CPU ops (no GPU on this node)"
         return ToolOutcome(profile_summary(o, measures, self.cfg.benchmark_size, self.cfg.run_timeout_s),
-                           device_s=o.wall_s * b.world_size)
+                           device_s=o.wall_s * b.eval.world_size)
 
 
 def outcome_of_evaluation(tool: Tool, res: EvalResult, device_s: float, wall_s: float = 0.0) -> ToolOutcome:

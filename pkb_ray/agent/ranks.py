@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pkb_ray.config.schema import SandboxConfig
 from pkb_ray.engine import launch, nccl_stub
-from pkb_ray.engine.worker.reap import RankEnd, ends_in
+from pkb_ray.engine.protocol.rank_ends import RankEnd, ends_in
 
 START_S = 60.0
 """The sandbox's own start (a torch import, 1-3 s), before the caller's limit starts."""
@@ -59,7 +59,7 @@ class RanksOutcome:
 
 
 def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str],
-                 cuda_visible_devices: str | None = None, output_chars: int = 3000) -> RanksOutcome:
+                 gpus: tuple[int, ...] | None = None, output_chars: int = 3000) -> RanksOutcome:
     plan = launch.plan_sandbox(sandbox_cfg.mode, sandbox_cfg.user, sandbox_cfg.bwrap_path or None)
     start = launch.AgentStart(mode=job.mode, world_size=job.world_size, device=job.device,
                              timeout_s=float(job.timeout_s), profile_calls=job.profile_calls)
@@ -68,9 +68,9 @@ def run_on_ranks(job: RankJob, sandbox_cfg: SandboxConfig, cache_dirs: list[str]
     cuda = job.device == "cuda"
     box = launch.Sandboxed(plan, tuple(cache_dirs), gpu=cuda, files=job.files, binds=binds,
                            trees={"ext": job.extensions_from} if os.path.isdir(job.extensions_from or "") else {},
-                           gpus=launch.gpu_set(cuda_visible_devices, job.world_size) if cuda else None,
+                           gpus=launch.first_gpus(gpus, job.world_size) if cuda else None,
                            limits=launch.sandbox_bounds(job.world_size, 0, launch.node_groups(job.device, job.world_size)))
-    env = launch.child_env(job.device, job.world_size, cuda_visible_devices)
+    env = launch.child_env(job.device, job.world_size, gpus)
     t0 = time.monotonic()
     proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.agent_rank", start, env, sandbox=box))
     timed_out = False

@@ -195,11 +195,10 @@ class Pipeline:
         state.evaluator_losses += 1
         log.warning("evaluator lost while evaluating %s: %s", state.key.cell_id, exc)
         if state.evaluator_losses >= MAX_EVALUATOR_LOSSES_PER_CELL:
-            state.current.evaluation = EvalResult(
-                failure=FailureClass.RUNTIME_ERROR,
-                message=f"the evaluator died {state.evaluator_losses} times on this candidate",
-                log=repr(exc.__cause__ or exc),
-            )
+            from pkb_ray.engine import evaluator_lost
+
+            state.current.evaluation = evaluator_lost(
+                f"the evaluator died {state.evaluator_losses} times on this candidate", repr(exc.__cause__ or exc))
             self._after_turn(state)
         else:
             self.ready.appendleft(state)

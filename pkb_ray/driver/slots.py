@@ -1,6 +1,6 @@
 """Evaluation slots: what the pipeline hands built candidates to.
 
-A node actor runs one evaluation per GPU group at once (engine/gpu_groups.py): 4 at world
+A node actor runs one evaluation per GPU group at once (engine/node/gpu_groups.py): 4 at world
 size 2 on an 8-GPU node, 1 in exclusive mode. The driver holds one slot per evaluation a node
 can run, so its backpressure keeps every group busy: a slot is free when its last evaluation
 came back. Slots of a node share its actor; when the node is lost, each of its in-flight
@@ -16,7 +16,7 @@ from typing import Any
 @dataclass(eq=False)  # a slot is itself: the pipeline keys its in-flight work by it
 class EvalSlot:
     actor: Any
-    """The node actor (engine/node_evaluator.py) that evaluates what this slot is handed."""
+    """The node actor (engine/node/node_evaluator.py) that evaluates what this slot is handed."""
     index: int
     """Which of its node's slots this is (0-based)."""
     node: str

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pkb_ray.engine import launch, static_check
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import codec
 from pkb_ray.engine.wire.frames import ProtocolError
 from pkb_ray.records import FailureClass
 
@@ -66,7 +66,7 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
     if (dst / ".complete").exists():
         return BuildResult(True, extensions_dir=str(dst), flags=report.flags)
     # The ranks' arch list, and no GPU: the compile needs none (docs/design.md).
-    env = launch.child_env("cuda", 1, "", torch_cuda_arch_list=torch_cuda_arch_list)
+    env = launch.child_env("cuda", 1, (), torch_cuda_arch_list=torch_cuda_arch_list)
     box = launch.Sandboxed(launch.plan_sandbox(sandbox_mode, sandbox_user), (cache_dir,), gpu=False,
                           files={"candidate.py": candidate_source})
     t0 = time.monotonic()
@@ -80,7 +80,7 @@ def prebuild(candidate_source: str, torch_cuda_arch_list: str, cache_dir: str,
                                compile_seconds=time.monotonic() - t0, flags=report.flags)
         seconds = time.monotonic() - t0
         try:  # the candidate's process wrote it: it can only ever fail itself
-            probed = m.decode(json.loads((stdout or b"").decode(errors="replace").strip().splitlines()[-1]),
+            probed = codec.decode(json.loads((stdout or b"").decode(errors="replace").strip().splitlines()[-1]),
                               (launch.BuildProbed,))
             ok, tb = probed.ok, probed.log  # type: ignore[attr-defined]
         except (ValueError, IndexError, RecursionError, ProtocolError):

@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pkb_ray.config.schema import EvalConfig
     from pkb_ray.engine import EvalRequest, evaluate, prebuild
     exit_on_sigterm()  # a killed `pkb eval` removes its sandboxes too
 
@@ -52,11 +53,11 @@ def run(args: argparse.Namespace) -> int:
     if refusal:  # before anything is built or started
         print(f"pkb eval: {refusal}", file=sys.stderr)
         return 2
+    settings = EvalConfig(world_size=args.world_size, trials=args.trials, guard=not args.no_guard,
+                          time_candidates=not args.no_timing, cache_dir=args.cache_dir,
+                          torch_cuda_arch_list=args.arch_list)
     req = EvalRequest(problem_id=args.problem, problems_source=args.source, candidate_source=source,
-                      world_size=args.world_size, device=device, size=size, trials=args.trials,
-                      guard=not args.no_guard, time_candidate=not args.no_timing,
-                      cache_dir=args.cache_dir, torch_cuda_arch_list=args.arch_list,
-                      cell_id=f"cli/{args.problem}/{args.candidate.name}")
+                      device=device, size=size, eval=settings, cell_id=f"cli/{args.problem}/{args.candidate.name}")
     build = prebuild(source, args.arch_list, args.cache_dir, device=device) if device == "cuda" else None
     res = evaluate(req, build=build)
     if args.json:
@@ -146,7 +147,7 @@ def sandbox_line(description: str) -> str:
     why not stronger in brackets (it read like an error: "bwrap as pkb-sandbox fails: ...
     Permission denied", though the weaker kind was expected and fine)."""
     # What follows the kind and its note: facts of every kind (SandboxPlan.description,
-    # evaluation._describe_sandbox).
+    # node/evaluation._describe_sandbox).
     cut = min((description.find(k) for k in SANDBOX_FACTS if k in description), default=len(description))
     kind, _, why = description[:cut].partition(": ")
     line = kind if not why else f"{kind} (the strongest available here; not stronger because: {why})"

@@ -34,7 +34,7 @@ FORCED = {
     "NCCL_NVLS_ENABLE": "0",
     "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
     "NVSHMEM_DISABLE_NVLS": "1",
-    # A GPU group's CUDA_VISIBLE_DEVICES names nvidia-smi's indices (engine/gpu_groups.py
+    # A GPU group's CUDA_VISIBLE_DEVICES names nvidia-smi's indices (engine/node/gpu_groups.py
     # chose the group from `nvidia-smi topo -m`); CUDA numbers fastest first unless told
     # otherwise, which differs on nodes of mixed GPUs.
     "CUDA_DEVICE_ORDER": "PCI_BUS_ID",

@@ -5,7 +5,7 @@ initialises CUDA in the calling process (the node actor must stay CUDA-free so t
 rank processes own the GPUs): on cuda it asks nvidia-smi.
 
 `measure_profile()` runs inside a fresh Python process (evaluation.py starts one:
-`python -m pkb_ray.engine.hardware PROFILE_START`, engine/wire/start.py) and measures
+`python -m pkb_ray.engine.hardware PROFILE_START`, engine/protocol/start.py) and measures
 peer copy bandwidth for every GPU pair, HBM bandwidth and bf16/fp32 matmul rates, and
 records the device facts the prompts state (name, memory, SMs, compute capability, the
 link of every pair from `nvidia-smi topo -m`); the result is cached per fingerprint in
@@ -30,7 +30,8 @@ from pathlib import Path
 
 import torch
 
-from pkb_ray.engine.wire.start import ProfileStart, payload
+from pkb_ray.engine.launch.gpus import visible_gpus
+from pkb_ray.engine.protocol.start import ProfileStart, payload
 
 
 def _cpu_model() -> str:
@@ -51,29 +52,23 @@ def _nvidia_smi(*args: str) -> str:
         return ""
 
 
-def _visible_indices(cuda_visible_devices: str | None) -> list[str] | None:
-    if not cuda_visible_devices:
-        return None
-    return [d.strip() for d in cuda_visible_devices.split(",") if d.strip()]
-
-
-def fingerprint(device: str, cuda_visible_devices: str | None = None) -> str:
-    """A short, stable name for this machine's relevant hardware and software."""
-    if device != "cpu" and cuda_visible_devices is None:
-        cuda_visible_devices = os.environ.get("CUDA_VISIBLE_DEVICES")
-    return _fingerprint(device, cuda_visible_devices)
+def fingerprint(device: str, gpus: tuple[int, ...] | None = None) -> str:
+    """A short, stable name for this machine's relevant hardware and software: on cuda, of
+    the GPUs named by the node's indices (None: those this process sees)."""
+    if device != "cpu" and gpus is None:
+        gpus = visible_gpus()
+    return _fingerprint(device, gpus)
 
 
 @functools.lru_cache(maxsize=16)
-def _fingerprint(device: str, cuda_visible_devices: str | None) -> str:
+def _fingerprint(device: str, gpus: tuple[int, ...] | None) -> str:
     # Cached per process: two nvidia-smi calls cost ~0.1-0.3 s of node time per evaluation.
     if device == "cpu":
         desc = f"cpu:{_cpu_model()} x{os.cpu_count()}|torch {torch.__version__}"
         return _tag("cpu", desc)
-    ids = _visible_indices(cuda_visible_devices)
     query = ["--query-gpu=index,name,driver_version", "--format=csv,noheader"]
-    if ids:
-        query += ["-i", ",".join(ids)]
+    if gpus:
+        query += ["-i", ",".join(map(str, gpus))]
     rows = [r.split(", ") for r in _nvidia_smi(*query).splitlines() if r.strip()]
     names = sorted({r[1] for r in rows if len(r) > 1}) or ["unknown-gpu"]
     driver = rows[0][2] if rows and len(rows[0]) > 2 else "?"
@@ -252,19 +247,11 @@ def _peer_copy_gbps(src: torch.Tensor, dst: torch.Tensor, i: int, j: int, reps: 
 def _physical_indices(n: int) -> list[int]:
     """nvidia-smi's index of each visible GPU (it ignores CUDA_VISIBLE_DEVICES, so its
     topology matrix covers the whole host)."""
-    ids = _visible_indices(os.environ.get("CUDA_VISIBLE_DEVICES"))
-    if not ids:
-        return list(range(n))
-    if all(i.isdigit() for i in ids):
-        return [int(i) for i in ids][:n]
-    by_uuid = {}
-    for row in _nvidia_smi("--query-gpu=index,uuid", "--format=csv,noheader").splitlines():
-        index, _, uuid = row.partition(", ")
-        if index.strip().isdigit():
-            by_uuid[uuid.strip()] = int(index)
-    # CUDA_VISIBLE_DEVICES may name a GPU by a unique prefix of its UUID.
-    found = [next((v for u, v in by_uuid.items() if u.startswith(i)), -1) for i in ids][:n]
-    return found if -1 not in found else list(range(n))
+    try:
+        ids = visible_gpus()
+    except ValueError:  # not whole GPUs: the pairs are numbered as CUDA numbers them
+        ids = None
+    return list(ids[:n]) if ids else list(range(n))
 
 
 def measure_profile(fp: str) -> HardwareProfile:

@@ -1,67 +1,59 @@
-"""What the evaluate stage is asked to do: one candidate, one problem, one world size."""
+"""What the evaluate stage is asked to do: one candidate, one problem, under the sweep's
+`eval` settings."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
-from pkb_ray.config.schema import EvalConfig, SandboxConfig, TimeoutConfig, TimingConfig
-
-_DEFAULTS = EvalConfig()
-"""The evaluation settings' defaults live in EvalConfig only; a request made without a
-config (pkb eval, the benchmarks, tests) gets the same ones."""
-
-RENAMED = {"time_candidates": "time_candidate"}
-"""EvalConfig field -> EvalRequest field, where the names differ. `eval.time_candidates`
-is part of every recorded cell's identity (renaming it would refuse every sweep made
-before); `time_candidate` is what the engine's callers send."""
-
-PER_CELL = ("device", "size")
-"""EvalConfig fields the driver resolves before they reach a request (`auto` -> cuda/cpu,
-small/bench): from_config takes them as arguments."""
-
-PER_NODE = ("exclusive",)
-"""EvalConfig fields that configure the node actors, not a request: the driver starts them
-with it (engine/node_evaluator.py), and each result records what it was (`sharing`)."""
+from pkb_ray.config.schema import EvalConfig
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvalRequest:
-    """Everything a node needs to evaluate one candidate. Plain data: it crosses Ray."""
+    """Everything a node needs to evaluate one candidate: the cell's own fields and the
+    sweep's `eval` settings, passed through whole (no field copied: a setting added to
+    EvalConfig reaches the engine as it is). Plain data: it crosses Ray, and reaches every
+    judge inside its JudgeJob.
+
+        EvalRequest(problem_id="allreduce", problems_source="builtin", candidate_source=src,
+                    device="cpu", size="small", eval=EvalConfig(world_size=2, trials=3))
+    """
 
     problem_id: str
     problems_source: str
     """Where rank processes load the problem from (see ProblemsConfig.source)."""
     candidate_source: str
-    world_size: int
     device: str
-    """cpu | cuda."""
+    """cpu | cuda: the cell's, resolved (`eval.device` is the sweep's rule, e.g. auto)."""
     size: str
-    """small | bench."""
-    trials: int = _DEFAULTS.trials
-    guard: bool = _DEFAULTS.guard
-    """NCCL-free guard on while the candidate runs (off where the candidate source says so:
-    the reference's candidates use collectives by definition)."""
-    time_candidate: bool = _DEFAULTS.time_candidates
-    timing: TimingConfig = field(default_factory=TimingConfig)
-    timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)
-    cache_dir: str = _DEFAULTS.cache_dir
-    torch_cuda_arch_list: str = _DEFAULTS.torch_cuda_arch_list
-    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
-    transport: str = _DEFAULTS.transport
-    """auto | cuda | host: how inputs and outputs cross the judge/worker boundary."""
+    """small | bench: the cell's, resolved (`eval.size` likewise)."""
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    """The sweep's evaluation settings: world size, trials, guard, timing, timeouts, caches,
+    arch list, sandbox, transport. (`exclusive` configures the node actors, which the driver
+    starts with it: each result records it as `sharing`.)"""
+    source_guard: bool = True
+    """False where the candidate source says its candidates run unguarded (the reference's
+    use collectives by definition): it can turn the guard off, never on."""
     cell_id: str = ""
     """For logs only."""
+
+    @property
+    def guard(self) -> bool:
+        """The NCCL-free guard is on while the candidate runs."""
+        return self.eval.guard and self.source_guard
+
+    def with_eval(self, **changes: Any) -> EvalRequest:
+        """This request with some `eval` settings changed (the agent's check and benchmark
+        tools: fewer trials, timing on or off)."""
+        return dataclasses.replace(self, eval=dataclasses.replace(self.eval, **changes))
 
     @classmethod
     def from_config(cls, ev: EvalConfig, *, problem_id: str, problems_source: str,
                     candidate_source: str, device: str, size: str, guard: bool = True,
                     cell_id: str = "") -> EvalRequest:
-        """The request for one candidate under the sweep's `eval` settings: every EvalConfig
-        field is carried (under its RENAMED name), field by field, except the PER_CELL ones,
-        given here as resolved (tests/driver/test_eval_request.py checks that none is left
-        behind). `guard=False` turns the guard off whatever `eval.guard` says."""
+        """The request for one candidate under the sweep's `eval` settings, with the cell's
+        device and size resolved. `guard=False` turns the guard off whatever `eval.guard` says."""
         return cls(problem_id=problem_id, problems_source=problems_source, candidate_source=candidate_source,
-                   world_size=ev.world_size, device=device, size=size, trials=ev.trials, guard=ev.guard and guard,
-                   time_candidate=ev.time_candidates, timing=ev.timing, timeouts=ev.timeouts,
-                   cache_dir=ev.cache_dir, torch_cuda_arch_list=ev.torch_cuda_arch_list, sandbox=ev.sandbox,
-                   transport=ev.transport, cell_id=cell_id)
+                   device=device, size=size, eval=ev, source_guard=guard, cell_id=cell_id)

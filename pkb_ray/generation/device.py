@@ -35,7 +35,7 @@ class DeviceDecision:
 
 
 def gpu_slot_count(nodes: list[dict], world_size: int, exclusive: bool) -> int:
-    """Evaluations the alive nodes with >= world_size GPUs run at once (engine/gpu_groups.py)."""
+    """Evaluations the alive nodes with >= world_size GPUs run at once (engine/node/gpu_groups.py)."""
     gpus = [int(n.get("Resources", {}).get("GPU", 0)) for n in nodes if n.get("Alive")]
     return sum(1 if exclusive else g // max(1, world_size) for g in gpus if g >= world_size)
 

@@ -3,7 +3,6 @@ round, until its mode finalises it into the CellResult the journal records."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,23 +24,13 @@ class Turn:
     have no `evaluation`; check, benchmark and submit have both)."""
 
     def outcome(self) -> EvalResult | None:
-        """The turn's result as an EvalResult; a build failure becomes one (not compiled)."""
+        """The turn's result: its evaluation (the engine's verdict merged the build into it),
+        or, where the build failed and nothing was evaluated, the engine's record of that."""
         if self.build is not None and not self.build.ok:
-            return EvalResult(
-                failure=self.build.failure,
-                message=self.build.message,
-                build_log=self.build.log,
-                compile_seconds=self.build.compile_seconds,
-                flags=list(self.build.flags),
-            )
-        if self.evaluation is None or self.build is None:
-            return self.evaluation
-        return dataclasses.replace(
-            self.evaluation,
-            build_log=self.build.log or self.evaluation.build_log,
-            compile_seconds=self.build.compile_seconds or self.evaluation.compile_seconds,
-            flags=sorted(set(self.evaluation.flags) | set(self.build.flags)),
-        )
+            from pkb_ray.engine import not_built
+
+            return not_built(self.build)
+        return self.evaluation
 
 
 @dataclass

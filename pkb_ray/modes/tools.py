@@ -81,7 +81,7 @@ class ToolStages(RayStages):
 
         turn = state.current
         base = self.eval_request(state, "")
-        return slot.actor.run_tool.remote(base.world_size, execute_on_node, turn.generation.request, base,
+        return slot.actor.run_tool.remote(base.eval.world_size, execute_on_node, turn.generation.request, base,
                                           self.run.cfg.mode.tools, turn.build)
 
     def continue_cell(self, state: CellState) -> bool:

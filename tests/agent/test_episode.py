@@ -67,7 +67,7 @@ def test_episode_check_fix_benchmark_profile_run_submit(tmp_path, monkeypatch):
                      "pkb_sbx_", "site-packages"):
             assert leak not in seen, leak
     finally:
-        from pkb_ray.engine.evaluation import shutdown
+        from pkb_ray.engine.node.evaluation import shutdown
 
         shutdown()
 
@@ -87,7 +87,7 @@ def test_rerun_of_a_finished_episode_calls_nothing(tmp_path):
             first = asyncio.run(run_episode(spec, agent_config(agent)))
             again = asyncio.run(run_episode(spec, agent_config(agent)))
         finally:
-            from pkb_ray.engine.evaluation import shutdown
+            from pkb_ray.engine.node.evaluation import shutdown
 
             shutdown()
     assert first.reason is EndReason.SUBMITTED and first.final.correct

@@ -44,7 +44,7 @@ def test_the_episode_is_evaluated_with_the_sweeps_request(tmp_path):
     without the GPUs it needs is refused as a sweep refuses it."""
     sweep, _ = split_overrides(overrides("http://127.0.0.1:9/v1", tmp_path))
     base = episode_spec("sum_ranks", sweep + ["eval.transport=host", "eval.sandbox.mode=none"], 1).base
-    assert (base.device, base.size, base.guard, base.transport, base.sandbox.mode) == ("cpu", "small", True, "host", "none")
+    assert (base.device, base.size, base.guard, base.eval.transport, base.eval.sandbox.mode) == ("cpu", "small", True, "host", "none")
     assert base.cell_id == "openai_compatible/sum_ranks/tools"
     assert episode_spec("sum_ranks", sweep + ["eval.guard=false"], 1).base.guard is False
     reference = ["model=reference"] + [o for o in sweep if not o.startswith("model")]

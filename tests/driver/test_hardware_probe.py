@@ -47,7 +47,7 @@ def test_the_plan_reads_the_node_profile_through_the_evaluators(gpu_node, tmp_pa
     from pkb_ray.engine import gpu_nodes_in_cluster, start_node_evaluators
 
     assert [(n["gpus"], n["gpu_type"]) for n in gpu_nodes_in_cluster()] == [(2, "H200")]
-    fp = hardware.fingerprint("cuda", "0,1")  # what the actor holding GPUs 0,1 computes
+    fp = hardware.fingerprint("cuda", (0, 1))  # what the actor holding GPUs 0,1 computes
     hardware.save_profile(tmp_path, dataclasses.replace(h200x2(), fingerprint=fp))
     actors = start_node_evaluators("cuda", 2, ready_timeout_s=120)
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 from pkb_ray.engine import EvalRequest, evaluate
 from pkb_ray.problems.includes import read_candidate_file
 
@@ -27,12 +27,17 @@ def cache_dir(tmp_path_factory) -> str:
     return str(tmp_path_factory.mktemp("pkb_cache"))
 
 
+CELL_FIELDS = ("problem_id", "problems_source", "candidate_source", "device", "size", "source_guard", "cell_id")
+"""EvalRequest's own fields; any other keyword of a test's request is an `eval` setting."""
+
+
 def request_for(path: Path, cache_dir: str, **kw) -> EvalRequest:
-    args = dict(problem_id="sum_ranks", problems_source=str(FIXTURE_PROBLEMS),
-                candidate_source=read_candidate_file(path, root=HERE), world_size=2, device="cpu", size="small",
-                trials=5, timing=FAST_TIMING, timeouts=FAST_TIMEOUTS, cache_dir=cache_dir)
-    args.update(kw)
-    return EvalRequest(**args)
+    cell = dict(problem_id="sum_ranks", problems_source=str(FIXTURE_PROBLEMS),
+                candidate_source=read_candidate_file(path, root=HERE), device="cpu", size="small")
+    settings = dict(world_size=2, trials=5, timing=FAST_TIMING, timeouts=FAST_TIMEOUTS, cache_dir=cache_dir)
+    for k, v in kw.items():
+        (cell if k in CELL_FIELDS else settings)[k] = v
+    return EvalRequest(**cell, eval=EvalConfig(**settings))
 
 
 @pytest.fixture

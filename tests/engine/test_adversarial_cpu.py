@@ -201,7 +201,7 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
     the same judges evaluates correctly, and no sandbox is left behind."""
     import importlib
 
-    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
 
     hang = run_eval(ADVERSARIAL / "hang_one_rank.py")
     assert hang.failure == F.TIMEOUT and hang.failing_rank == 1 and hang.failing_trial == 0, hang.message
@@ -210,7 +210,7 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
         assert not bad.correct
         ok = run_eval(CANDIDATES / "store_exchange.py")
         assert ok.correct, (name, ok.message, ok.log[-2000:])
-    nodes = list(ev._nodes.values())
+    nodes = ev.LOCAL.nodes()
     assert len(nodes) == 1 and len(nodes[0].judges) == 2
     judge_pids = {j.popen.pid for j in nodes[0].judges}
     spares = {sb.proc.popen.pid for sb in nodes[0].spares.values()}
@@ -228,7 +228,7 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
 
 
 def test_no_guard_lets_the_reference_itself_run(run_eval):
-    res = run_eval(ADVERSARIAL / "calls_all_reduce.py", guard=False, time_candidate=False)
+    res = run_eval(ADVERSARIAL / "calls_all_reduce.py", guard=False, time_candidates=False)
     assert res.correct, (res.message, res.log[-2000:])
     assert "guard_off" in res.flags and res.candidate_ms is None
 
@@ -284,7 +284,7 @@ def glob_host_shm() -> list[str]:
 
 
 def test_a_rank_can_change_neither_its_core_nor_its_scheduling_class(run_eval):
-    """Pinned and yielding on GPUs (engine/cpu_pins.py), a guarded rank cannot undo either:
+    """Pinned and yielding on GPUs (engine/node/cpu_pins.py), a guarded rank cannot undo either:
     the filter refuses sched_setscheduler and sched_setaffinity (here on CPU, as there)."""
     res = run_eval(ADVERSARIAL / "moves_core.py")
     assert res.failure == F.RUNTIME_ERROR, (res.failure, res.message)
@@ -343,7 +343,7 @@ def test_empty_files_stop_at_the_quota_of_files(run_eval):
 
 
 def test_on_cpu_the_candidate_runs_at_sched_idle_unpinned(run_eval, tmp_path):
-    """On cpu both workers' ranks run at SCHED_IDLE and neither is pinned (engine/cpu_pins.py:
+    """On cpu both workers' ranks run at SCHED_IDLE and neither is pinned (engine/node/cpu_pins.py:
     one scheduling class for both halves); the candidate cannot leave the class
     (test_a_rank_can_change_neither_its_core_nor_its_scheduling_class)."""
     import re
@@ -385,10 +385,10 @@ def test_descriptors_sent_with_a_broken_frame_cost_the_next_candidate_nothing(ru
     Now refused at the fifth descriptor and closed."""
     import importlib
 
-    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     ok = run_eval(CANDIDATES / "store_exchange.py")
     assert ok.correct, (ok.failure, ok.message)
-    judges = [j.popen.pid for node in ev._nodes.values() for j in node.judges]
+    judges = [j.popen.pid for node in ev.LOCAL.nodes() for j in node.judges]
     before = {pid: len(os.listdir(f"/proc/{pid}/fd")) for pid in judges}
     bad = run_eval(ADVERSARIAL / "leaks_fds.py")
     assert bad.failure == F.RUNTIME_ERROR, (bad.failure, bad.message)
@@ -456,9 +456,9 @@ def test_a_spare_sandbox_whose_rank_died_is_not_taken(run_eval):
 
     from pkb_ray.engine.judge.freezer import children
 
-    ev = importlib.import_module("pkb_ray.engine.evaluation")
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     assert run_eval(CANDIDATES / "store_exchange.py").correct
-    (node,) = ev._nodes.values()
+    (node,) = ev.LOCAL.nodes()
     spare = node.spares["candidate"]
     assert spare.proc.wait_ready(60)
     zygote = _descendant_running(spare.proc.popen.pid, "pkb_ray.engine.worker.zygote")
@@ -531,8 +531,8 @@ def _nothing_left_behind() -> None:
 
     from pkb_ray.engine.launch import bounds, run_root
 
-    ev = importlib.import_module("pkb_ray.engine.evaluation")
-    (node,) = ev._nodes.values()
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
+    (node,) = ev.LOCAL.nodes()
     judges = {j.popen.pid for j in node.judges}
     spares = {sb.proc.id: sb.proc.popen.pid for sb in node.spares.values()}
 

@@ -1,4 +1,4 @@
-"""Cores for a GPU evaluation's judge and workers (engine/cpu_pins.py): two per GPU (the
+"""Cores for a GPU evaluation's judge and workers (engine/node/cpu_pins.py): two per GPU (the
 judge's, and one both workers share), from the top of what the process may use, none shared
 between GPUs, none when the machine has too few; a process pinned stays there, every thread
 of it, and one that yields runs at SCHED_IDLE."""
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pkb_ray.engine.cpu_pins import PER_GPU, RESERVED, RankCores, plan, unpinned, yields
+from pkb_ray.engine.node.cpu_pins import PER_GPU, RESERVED, RankCores, plan, unpinned, yields
 
 
 def test_three_cores_per_gpu_from_the_top_none_shared():
@@ -36,7 +36,7 @@ def test_too_few_cores_for_the_node_pins_nothing():
 def test_pin_process_moves_every_thread():
     core = max(os.sched_getaffinity(0))
     code = ("import os, threading, time\n"
-            "from pkb_ray.engine.cpu_pins import pin_process\n"
+            "from pkb_ray.engine.wire.cores import pin_process\n"
             "t = threading.Thread(target=time.sleep, args=(2,)); t.start()\n"
             f"pin_process({core}, yields=True)\n"
             "tids = [int(x) for x in os.listdir('/proc/self/task')]\n"
@@ -58,7 +58,7 @@ def test_every_rank_of_a_worker_yields_and_is_pinned_not_only_the_first():
     still count as yielding (the group is at nice 19) and be pinned."""
     core = max(os.sched_getaffinity(0))
     code = ("import ctypes, os, sys\n"
-            "from pkb_ray.engine.cpu_pins import pin_process\n"
+            "from pkb_ray.engine.wire.cores import pin_process\n"
             "os.setsid()\n"
             "r, w = os.pipe()\n"
             "kids = []\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 from pkb_ray.engine import EvalRequest, evaluate, prebuild
 from pkb_ray.problems.includes import read_candidate_file
 from pkb_ray.records import FailureClass
@@ -44,10 +44,13 @@ TIMEOUTS = TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=30.0, timing_s=120
 
 
 def _req(source: str, cache_dir: str, problem: str = "allreduce", size: str = "small", **kw) -> EvalRequest:
-    args = dict(problem_id=problem, problems_source="builtin", candidate_source=source, world_size=2,
-                device="cuda", size=size, trials=5, timing=TIMING, timeouts=TIMEOUTS, cache_dir=cache_dir)
-    args.update(kw)
-    return EvalRequest(**args)
+    from .conftest import CELL_FIELDS
+
+    cell = dict(problem_id=problem, problems_source="builtin", candidate_source=source, device="cuda", size=size)
+    settings = dict(world_size=2, trials=5, timing=TIMING, timeouts=TIMEOUTS, cache_dir=cache_dir)
+    for k, v in kw.items():
+        (cell if k in CELL_FIELDS else settings)[k] = v
+    return EvalRequest(**cell, eval=EvalConfig(**settings))
 
 
 def _report(tag: str, res) -> None:

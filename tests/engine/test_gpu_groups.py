@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pkb_ray.engine import gpu_groups as gg
+from pkb_ray.engine.node import gpu_groups as gg
 
 # `nvidia-smi topo -m` of an NVSwitch node (every pair NV18), cut to the columns we read.
 DGX = """\t\x1b[4mGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tCPU Affinity\tNUMA Affinity\x1b[0m
@@ -124,7 +124,7 @@ def test_exclusive_lends_one_group_at_a_time():
 def test_a_cpu_node_lends_one_empty_group():
     groups = gg.GpuGroups([])
     lease = groups.acquire(2)
-    assert lease.gpus == () and lease.cuda_visible_devices is None and groups.slots(2) == 1
+    assert lease.gpus == () and groups.slots(2) == 1
     with pytest.raises(TimeoutError):
         groups.acquire(2, timeout_s=0.2)
     groups.release(lease)
@@ -132,6 +132,6 @@ def test_a_cpu_node_lends_one_empty_group():
 
 
 def test_a_request_larger_than_the_node_gets_the_whole_node():
-    """The evaluation then says it cannot run (engine/evaluation.py names the shortfall)."""
+    """The evaluation then says it cannot run (engine/node/evaluation.py names the shortfall)."""
     groups = gg.GpuGroups([0, 1])
     assert groups.acquire(4).gpus == (0, 1)

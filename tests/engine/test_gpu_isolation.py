@@ -46,9 +46,17 @@ def test_a_group_sees_its_gpus_renumbered_from_zero_in_its_own_order(node):
     assert "only 3,2 bound" in v.description
 
 
-def test_a_set_not_named_by_index_binds_every_gpu_and_says_so(node):
-    assert gpus.gpu_set("GPU-8f1e,GPU-77aa", 2) is None
-    assert gpus.gpu_set("4,5,6,7", 2) == (4, 5)
+def test_a_gpu_set_is_read_once_as_indices_and_none_binds_every_gpu(node, monkeypatch):
+    """CUDA_VISIBLE_DEVICES becomes the node's indices where it is read: UUIDs (or prefixes
+    of them) by nvidia-smi's table; what names no whole GPU is refused, not guessed."""
+    monkeypatch.setattr(gpus, "_uuid_indices", lambda: {"GPU-8f1e0000": 2, "GPU-77aa1111": 0})
+    assert gpus.visible_gpus("GPU-8f1e,GPU-77aa") == (2, 0)
+    assert gpus.visible_gpus("4,5,6,7") == (4, 5, 6, 7) and gpus.visible_gpus("") == ()
+    with pytest.raises(ValueError, match="whole GPUs"):
+        gpus.visible_gpus("MIG-4f2a")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert gpus.visible_gpus() is None
+    assert gpus.first_gpus((4, 5, 6, 7), 2) == (4, 5)
     v = gpus.view(None, *node)
     assert v.inside_cvd is None and len([n for n in v.device_nodes if re.search(r"nvidia\d+$", n)]) == 4
     assert "every GPU" in v.description
@@ -75,16 +83,18 @@ def _gpu_count() -> int:
 def test_gpu_isolation_gpu(cache_dir):
     """The neighbour attack (adversarial/gpu/reaches_neighbour.py) at world size 1 on the
     node's last GPU, in a bubblewrap sandbox: every way it tries sees that one GPU."""
+    from pkb_ray.config.schema import EvalConfig
     from pkb_ray.engine import EvalRequest, evaluate
     from pkb_ray.problems.includes import read_candidate_file
 
     from .conftest import HERE
 
-    last = str(_gpu_count() - 1)
+    last = _gpu_count() - 1
     src = read_candidate_file(HERE / "adversarial" / "gpu" / "reaches_neighbour.py", root=HERE)
     res = evaluate(EvalRequest(problem_id="allreduce", problems_source="builtin", candidate_source=src,
-                               world_size=1, device="cuda", size="small", trials=2, time_candidate=False,
-                               cache_dir=cache_dir), cuda_visible_devices=last)
+                               device="cuda", size="small",
+                               eval=EvalConfig(world_size=1, trials=2, time_candidates=False,
+                                               cache_dir=cache_dir)), gpus=(last,))
     assert res.sandbox.startswith("bwrap"), res.sandbox
     assert res.failure is not None and res.failure.value == "runtime_error", (res.failure, res.message)
     text = res.message + "\n" + res.log

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from pkb_ray.config.schema import TimeoutConfig, TimingConfig
+from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 from pkb_ray.engine import EvalRequest, evaluate
 from pkb_ray.problems import load_problems
 
@@ -26,10 +26,11 @@ def _reference_against_itself(problem: str, cache_dir: str, trials: int = 2,
     size, guard off (it uses NCCL), with set-up limits for a cold GPU machine."""
     source = load_problems("builtin", [problem]).problems[problem].reference_source
     res = evaluate(EvalRequest(problem_id=problem, problems_source="builtin", candidate_source=source,
-                               world_size=1, device="cuda", size="bench", trials=trials, guard=False,
-                               timing=timing or TimingConfig(),
-                               timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
-                               cache_dir=cache_dir))
+                               device="cuda", size="bench",
+                               eval=EvalConfig(world_size=1, trials=trials, guard=False,
+                                               timing=timing or TimingConfig(),
+                                               timeouts=TimeoutConfig(start_s=120.0, load_s=300.0, trial_s=60.0, timing_s=120.0),
+                                               cache_dir=cache_dir)))
     _report(f"{problem} reference at ws1", res)
     return res
 

@@ -28,7 +28,7 @@ def _evaluate_at_once(cache_dir: str, n: int, exclusive: bool):
     (actor,) = start_node_evaluators("cpu", world_size=2, placement="gpu_node", exclusive=exclusive)
     info = ray.get(actor.info.remote())
     assert info["gpus"] == list(range(8)), info
-    req = request_for(CANDIDATES / "store_exchange.py", cache_dir, time_candidate=False)
+    req = request_for(CANDIDATES / "store_exchange.py", cache_dir, time_candidates=False)
     results = ray.get([actor.evaluate.remote(req) for _ in range(n)], timeout=900)
     ray.get(actor.close.remote())
     return actor, results

@@ -9,7 +9,8 @@ import os
 import signal
 import sys
 
-from pkb_ray.engine.worker.reap import RankEnd, ends_in, fork_ranks, reap
+from pkb_ray.engine.protocol.rank_ends import RankEnd, ends_in
+from pkb_ray.engine.worker.reap import fork_ranks, reap
 
 
 def _rank(r: int) -> int:

@@ -134,7 +134,7 @@ def test_a_dead_processs_run_root_is_removed_and_no_other(tmp_path, monkeypatch)
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(roots, "_root", None)
-    ns = roots._pid_namespace()
+    ns = roots.owners.pid_namespace()
     gone = subprocess.Popen(["true"])
     gone.wait()
     (tmp_path / f"pkb_run_{gone.pid}_{ns}_x" / "pkb_sbx_y" / "d").mkdir(parents=True)

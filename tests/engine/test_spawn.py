@@ -1,4 +1,4 @@
-"""One way into every child process (engine/launch/spawn.py, engine/wire/start.py): typed start records through
+"""One way into every child process (engine/launch/spawn.py, engine/protocol/start.py): typed start records through
 the wire codec, one environment builder, and no other channel left in the package."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from pkb_ray.engine import launch
 from pkb_ray.engine.build import prebuild
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import codec
 from pkb_ray.engine.wire.frames import ProtocolError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,13 +37,13 @@ def test_a_start_record_reads_back_as_it_was_written(record, monkeypatch):
 
 
 def test_a_start_record_is_checked_field_by_field():
-    wire = m.to_wire(RECORDS[1])
+    wire = codec.to_wire(RECORDS[1])
     with pytest.raises(ProtocolError, match="world_size"):
-        m.decode({**wire, "world_size": "2"}, (launch.WorkerStart,))  # the old "cuda,2,1" string
+        codec.decode({**wire, "world_size": "2"}, (launch.WorkerStart,))  # the old "cuda,2,1" string
     with pytest.raises(ProtocolError, match="unexpected message"):
-        m.decode(wire, (launch.JudgeStart,))
+        codec.decode(wire, (launch.JudgeStart,))
     with pytest.raises(ProtocolError, match="unknown fields"):
-        m.decode({**wire, "sys_path": []}, (launch.WorkerStart,))
+        codec.decode({**wire, "sys_path": []}, (launch.WorkerStart,))
 
 
 def test_child_env_is_one_allow_list_for_every_child(monkeypatch):
@@ -53,10 +53,10 @@ def test_child_env_is_one_allow_list_for_every_child(monkeypatch):
     assert cpu["CUDA_VISIBLE_DEVICES"] == "" and int(cpu["OMP_NUM_THREADS"]) >= 1
     assert cpu["TORCH_EXTENSIONS_DIR"] == "{TMP}/ext" and cpu["GLOO_SOCKET_IFNAME"] == "lo"
     assert "PYTHONPATH" not in cpu or "{TMP}" not in cpu["PYTHONPATH"]
-    gpu = launch.child_env("cuda", 2, "2,3", torch_cuda_arch_list="9.0")
+    gpu = launch.child_env("cuda", 2, (2, 3), torch_cuda_arch_list="9.0")
     assert gpu["CUDA_VISIBLE_DEVICES"] == "2,3" and gpu["TORCH_CUDA_ARCH_LIST"] == "9.0"
     assert launch.child_env("cuda", 2)["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"  # this process's GPUs
-    judge = launch.child_env("cuda", 2, "0,1", sandboxed=False)
+    judge = launch.child_env("cuda", 2, (0, 1), sandboxed=False)
     assert "TORCH_EXTENSIONS_DIR" not in judge and str(ROOT) in judge["PYTHONPATH"].split(":")
     for env in (cpu, gpu, judge):
         assert "OPENAI_API_KEY" not in env and env["NCCL_NVLS_ENABLE"] == "0"
@@ -93,26 +93,33 @@ def test_no_other_way_into_a_child():
 
 def test_the_world_size_reaches_a_judge_as_an_int():
     """From the request to the judge's start record and the worker's: typed, never a string."""
+    from pkb_ray.config.schema import EvalConfig
     from pkb_ray.engine.request import EvalRequest
 
-    req = EvalRequest(problem_id="p", problems_source="builtin", candidate_source="", world_size=2,
-                      device="cpu", size="small")
-    start = launch.JudgeStart(rank=0, world_size=req.world_size, device=req.device, store_port=1, control_fd=3,
+    req = EvalRequest(problem_id="p", problems_source="builtin", candidate_source="", device="cpu", size="small",
+                      eval=EvalConfig(world_size=2))
+    start = launch.JudgeStart(rank=0, world_size=req.eval.world_size, device=req.device, store_port=1, control_fd=3,
                              gate_fd=4, gate_timeout_us=1, group_timeout_s=1.0)
-    wire = json.loads(json.dumps(m.to_wire(start)))
-    assert m.decode(wire, (launch.JudgeStart,)).world_size == 2
+    wire = json.loads(json.dumps(codec.to_wire(start)))
+    assert codec.decode(wire, (launch.JudgeStart,)).world_size == 2
 
 
 def test_the_job_a_judge_reads_is_the_request_typed():
-    """The timing and timeout sections cross as their config records, not as dicts."""
-    from pkb_ray.config.schema import TimeoutConfig, TimingConfig
-    from pkb_ray.engine.judge.control import JudgeJob
+    """The request crosses whole, its eval settings and their timing and timeout sections as
+    their config records, not as dicts."""
+    from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
+    from pkb_ray.engine.protocol.control import JudgeJob
+    from pkb_ray.engine.request import EvalRequest
 
-    job = JudgeJob(problem_id="allreduce", problems_source="builtin", loader="pkb_ray.problems:load_problem",
-                   candidate_source="", size="small", trials=2, guard=True, time_candidate=True,
-                   timing=TimingConfig(min_calls=7), timeouts=TimeoutConfig(load_s=9.0), transport="host",
-                   cache_dir="/tmp/c", reference_key="k", eval_id="e1", seed=5)
-    back = m.decode(json.loads(json.dumps(m.to_wire(job))), (JudgeJob,))
-    assert back == job and isinstance(back.timing, TimingConfig) and back.timing.min_calls == 7
+    req = EvalRequest(problem_id="allreduce", problems_source="builtin", candidate_source="", device="cpu",
+                      size="small", eval=EvalConfig(trials=2, timing=TimingConfig(min_calls=7),
+                                                    timeouts=TimeoutConfig(load_s=9.0), transport="host",
+                                                    cache_dir="/tmp/c"))
+    job = JudgeJob(request=req, loader="pkb_ray.problems:load_problem", reference_key="k", eval_id="e1", seed=5)
+    back = codec.decode(json.loads(json.dumps(codec.to_wire(job))), (JudgeJob,))
+    assert back == job and isinstance(back.request.eval.timing, TimingConfig)
+    assert back.request.eval.timing.min_calls == 7 and back.request.guard
+    wire = codec.to_wire(job)
+    wire["request"]["eval"]["timing"]["min_calls"] = "7"
     with pytest.raises(ProtocolError, match="min_calls"):
-        m.decode({**m.to_wire(job), "timing": {"min_calls": "7"}}, (JudgeJob,))
+        codec.decode(wire, (JudgeJob,))

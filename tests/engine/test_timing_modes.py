@@ -14,8 +14,8 @@ import time
 import pytest
 
 from pkb_ray.config.schema import TimingConfig
-from pkb_ray.engine import timing_modes
-from pkb_ray.engine.judge.control import TimingConditions, TimingMode
+from pkb_ray.engine.node import timing_modes
+from pkb_ray.engine.protocol.timing import TimingConditions, TimingMode
 from pkb_ray.engine.judge.timing import conditions, expiries
 from pkb_ray.engine.judge.timing.expiries import HeldExpiries
 

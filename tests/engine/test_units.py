@@ -10,7 +10,8 @@ import torch
 from pkb_ray.engine import static_check
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
-from pkb_ray.engine.judge.timing.stats import BETWEEN_EVALUATIONS_SD, rel_ci_of_median, speedup_interval
+from pkb_ray.engine.node.timing_stats import BETWEEN_EVALUATIONS_SD, speedup_interval
+from pkb_ray.engine.protocol.timing import rel_ci_of_median
 from pkb_ray.records import FailureClass
 
 from .conftest import ADVERSARIAL
@@ -196,7 +197,8 @@ def test_cpu_plausibility_floor():
     """CPU ranks get a physics floor too: the bytes a rank must move at every core's measured
     copy rate. A correct result below 0.9 of it is implausible, kept with its evidence; the
     same result above it is left alone."""
-    from pkb_ray.engine import hardware, roofline, verdict
+    from pkb_ray.engine import hardware, roofline
+    from pkb_ray.engine.node import verdict
     from pkb_ray.problems.spec import RooflineCounts
     from pkb_ray.records import EvalResult, FailureClass
 
@@ -207,50 +209,47 @@ def test_cpu_plausibility_floor():
     assert floor == pytest.approx(128e6 / (2 * gbps * 1e9 * 2) * 1e3)
     assert roofline.host_roofline_ms(None, gbps, 2) is None
 
-    fast = EvalResult(correct=True, candidate_ms=0.5 * floor, roofline_ms=floor, device="cpu")
-    verdict._physics_floor(fast)
+    def floor_of(**fields) -> EvalResult:
+        """The fields of a correct result, as the verdict gathers them, through the floor."""
+        verdict.physics_floor(fields)
+        return EvalResult(**fields)
+
+    fast = floor_of(correct=True, candidate_ms=0.5 * floor, roofline_ms=floor, device="cpu")
     assert fast.failure == FailureClass.IMPLAUSIBLE and not fast.correct
     assert fast.evidence["roofline_ms"] == floor and "implausible" in fast.message
-    honest = EvalResult(correct=True, candidate_ms=3 * floor, roofline_ms=floor, device="cpu")
-    verdict._physics_floor(honest)
+    honest = floor_of(correct=True, candidate_ms=3 * floor, roofline_ms=floor, device="cpu")
     assert honest.correct and honest.roofline_fraction == pytest.approx(1 / 3)
     # A timed CPU result is judged on the whole time per call the judge saw: its figure less
     # the floor can be a sliver for honest code (noise), the whole time cannot.
     from pkb_ray.records import TimingEvidence
 
-    sliver = EvalResult(correct=True, candidate_ms=0.01 * floor, roofline_ms=floor, device="cpu",
+    sliver = floor_of(correct=True, candidate_ms=0.01 * floor, roofline_ms=floor, device="cpu",
                         timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor))
-    verdict._physics_floor(sliver)
     assert sliver.correct and sliver.roofline_fraction == pytest.approx(1 / 2.01)
     # On cuda the figure less the floor is judged, but not when the harness found the
     # reference too short to time (an honest reference read 1.78 of its roofline so): then
     # the whole time. A candidate alone too short to time is judged strictly.
     cuda = dict(correct=True, candidate_ms=0.5 * floor, roofline_ms=floor, device="cuda")
-    measured = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor))
-    verdict._physics_floor(measured)
+    measured = floor_of(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor))
     assert measured.failure == FailureClass.IMPLAUSIBLE
     ref_short = "the reference's 4 call(s) per sample took 0.01 ms beyond the 1 ms ...: too short to time"
-    unmeasurable = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor,
+    unmeasurable = floor_of(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor,
                                                             unmeasurable=ref_short,
                                                             unmeasurable_kind="too_short_reference"))
-    verdict._physics_floor(unmeasurable)
     assert unmeasurable.correct and unmeasurable.roofline_fraction == pytest.approx(1 / 2.5)
-    cand_short = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor,
+    cand_short = floor_of(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=8 * floor,
                                                           unmeasurable=ref_short.replace("reference", "candidate"),
                                                           unmeasurable_kind="too_short_candidate"))
-    verdict._physics_floor(cand_short)
     assert cand_short.failure == FailureClass.IMPLAUSIBLE
     # ... and the whole time still below the floor is implausible.
-    gross = EvalResult(correct=True, candidate_ms=0.1 * floor, roofline_ms=floor, device="cuda",
+    gross = floor_of(correct=True, candidate_ms=0.1 * floor, roofline_ms=floor, device="cuda",
                        timing=TimingEvidence(calls_per_sample=4, floor_ms=0.4 * floor, unmeasurable=ref_short,
                                              unmeasurable_kind="too_short_reference"))
-    verdict._physics_floor(gross)
     assert gross.failure == FailureClass.IMPLAUSIBLE
     # No figure of the phase can be weighed where a half was timed partly before its gate
     # opened (it waits on the host), or there was no gate, or the host was loaded: a
     # reference against itself read "implausible" so (gather_to_root, 4 x H200, ws 4).
     for kind in ("waits_on_host", "no_gate", "loaded"):
-        none = EvalResult(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=0.1 * floor,
+        none = floor_of(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=0.1 * floor,
                                                         unmeasurable="...", unmeasurable_kind=kind))
-        verdict._physics_floor(none)
         assert none.correct and none.failure is None, kind

@@ -12,10 +12,11 @@ import pytest
 import torch
 
 from pkb_ray.engine import launch
-from pkb_ray.engine.judge.timing import stats as timing_stats
+from pkb_ray.engine.node import timing_stats
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.judge import inputs as inp
-from pkb_ray.engine.wire import frames, messages as m, trees
+from pkb_ray.engine.protocol import codec, messages as m
+from pkb_ray.engine.wire import frames, trees
 from pkb_ray.engine.wire.arena import HostArena, Layout
 from pkb_ray.records import FailureClass
 
@@ -42,12 +43,12 @@ def test_a_partial_frame_decodes_as_the_whole_message():
     trees_ = [{"T": {"slot": 0, "shape": [2, 3], "dtype": "bfloat16"}}, {"L": [{"T": {"slot": 1}}, 7]}]
     done = m.Done(outputs=trees_, event_ms=float("inf"), host_ms=0.25, expired=1, forbidden=["x"], started_at=3.5)
     early = frames.Partial({"op": m.Done.op, "outputs": trees_})
-    late = {k: v for k, v in m.to_wire(done).items() if k not in early.keys}
+    late = {k: v for k, v in codec.to_wire(done).items() if k not in early.keys}
     a, b = socket.socketpair()
     frames.send_encoded(a, early.finish(late))
     obj, _ = frames.FrameReader(b).recv(timeout_s=5)
-    assert m.decode(obj, (m.Done,)) == done
-    assert early.finish(late) == frames.encode(m.to_wire(done))
+    assert codec.decode(obj, (m.Done,)) == done
+    assert early.finish(late) == frames.encode(codec.to_wire(done))
     assert frames.Partial({}).finish({"a": 1}) == frames.encode({"a": 1})
     with pytest.raises(ValueError, match="outputs"):
         early.finish({"outputs": []})
@@ -132,11 +133,11 @@ def test_frames_time_out_and_notice_buffered_frames():
 ])
 def test_decode_refuses_what_a_forger_sends(obj, why):
     with pytest.raises(frames.ProtocolError, match=why):
-        m.decode(obj, (m.Done, m.Queued))
+        codec.decode(obj, (m.Done, m.Queued))
 
 
 def test_decode_accepts_a_well_formed_reply():
-    msg = m.decode({"op": "done", "outputs": [None], "event_ms": 1, "host_ms": 0.5, "expired": 0}, (m.Done,))
+    msg = codec.decode({"op": "done", "outputs": [None], "event_ms": 1, "host_ms": 0.5, "expired": 0}, (m.Done,))
     assert isinstance(msg, m.Done) and msg.event_ms == 1 and msg.forbidden == []
 
 
@@ -306,6 +307,6 @@ def test_the_worker_side_imports_nothing_of_the_judge_side():
             "pkb_ray.engine.worker.no_network; print(' '.join(sorted(sys.modules)))")
     mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     forbidden = [m for m in mods if m.startswith(("pkb_ray.engine.judge", "pkb_ray.engine.node", "pkb_ray.config",
-                                                  "pkb_ray.records", "pkb_ray.engine.evaluation", "omegaconf",
+                                                  "pkb_ray.records", "pkb_ray.engine.node.evaluation", "omegaconf",
                                                   "hydra", "ray", "mlflow", "litellm"))]
     assert not forbidden, forbidden

@@ -157,14 +157,14 @@ def test_a_profile_cached_by_older_code_loads(tmp_path):
 
 
 def test_an_old_profile_serves_rooflines_and_is_measured_again_for_prompts(tmp_path):
-    from pkb_ray.engine.evaluation import node_profile
+    from pkb_ray.engine.node.evaluation import node_profile
 
-    fp = hardware.fingerprint("cuda", "0,1")
+    fp = hardware.fingerprint("cuda", (0, 1))
     hardware.save_profile(tmp_path, hardware.profile_from_dict({**OLD_H200_JSON, "fingerprint": fp}))
     # An evaluation's roofline takes it as it is, measuring nothing.
-    assert node_profile("cuda", str(tmp_path), "0,1", require_facts=False).hbm_bw_gbps == OLD_H200_JSON["hbm_bw_gbps"]
+    assert node_profile("cuda", str(tmp_path), (0, 1), require_facts=False).hbm_bw_gbps == OLD_H200_JSON["hbm_bw_gbps"]
     # The prompts want the device facts: a fresh process measures (no GPU here, so it
     # fails) and the old profile is kept rather than none.
-    kept = node_profile("cuda", str(tmp_path), "0,1")
+    kept = node_profile("cuda", str(tmp_path), (0, 1))
     assert kept is not None and not kept.complete and kept.peer_bw_gbps == OLD_H200_JSON["peer_bw_gbps"]
     assert node_profile("cpu", str(tmp_path), None) is None

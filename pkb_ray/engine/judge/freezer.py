@@ -1,7 +1,7 @@
 """Stop a worker's rank while the other worker's half is timed on cpu: its control group
 frozen where the sandbox has one, else each of its processes sent SIGSTOP.
 
-Why: on cpu both workers' ranks share every core at one scheduling class (engine/cpu_pins.py
+Why: on cpu both workers' ranks share every core at one scheduling class (engine/node/cpu_pins.py
 says why they must), so a candidate thread that spins while the reference's half runs takes
 cores from the reference at equal weight and makes the candidate look faster; one that spins
 only then costs its own half nothing. On GPUs the candidate yields its core to the reference
@@ -207,8 +207,7 @@ class RankFreezer:
         process, but the kernel resumes one on the candidate's behalf (a POSIX timer or a
         file's owner signal sending SIGCONT, a parent-death signal, a child's exit signal),
         and one inside a long system call keeps the CPU until it returns: no filter lists
-        every way, so the time they take while stopped is measured instead (an adversarial
-        review, 2026-11-26)."""
+        every way, so the time they take while stopped is measured instead."""
         found = self.processes() if processes is None else processes
         total = sum(_ticks(pid, (11, 12, 13, 14)) for pid in found)
         return total + _ticks(self.zygote, (13, 14))

@@ -8,8 +8,8 @@ deadlocks. The node's TCP store lives outside every sandbox.
 Two timeouts, because the two groups wait for different things:
 - the default group carries only the reference's own collectives, which take milliseconds
   at our sizes; REFERENCE_TIMEOUT_S turns judges out of step (a reference whose ranks take
-  different paths) into an error in seconds, where the node's 600 s let one hang for
-  10 minutes (gnn_distributed_neighbor_sampling, issue 23);
+  different paths) into an error in seconds, where the group's timeout would let one hang
+  for 10 minutes (gnn_distributed_neighbor_sampling's reference does);
 - the `status` group waits for every judge's worker to finish a phase, so it keeps the
   caller's `timeout_s` (the node passes its group_timeout_s, as long as a phase may last),
   and so does the store (it waits for the slowest judge to start).
@@ -23,11 +23,10 @@ from typing import Any
 import torch.distributed as dist
 
 REFERENCE_TIMEOUT_S = 30.0
-"""Longest wait of one reference collective. The slowest reference call measured at bench
-size took 7.5 ms (fft2d_transpose, 2 x H200; 119 reference timings in
-benchmarks/results/device_2026-11-22/*.jsonl, all under 8 ms), a small-size call on CPU
-takes milliseconds, and NCCL's communicator set-up on a group's first call 1-2 s. 30 s is
-over 10x the longest of these, and 20x shorter than the 600 s wait it replaces."""
+"""Longest wait of one reference collective. The slowest reference call at bench size takes
+7.5 ms (fft2d_transpose, 2 x H200; 119 reference timings, all under 8 ms), a small-size call
+on CPU milliseconds, and NCCL's communicator set-up on a group's first call 1-2 s: 30 s is
+over 10x the longest of these, and 20x shorter than the node's 600 s group timeout."""
 
 
 class JudgeGroup:

@@ -73,7 +73,7 @@ class Secrets:
         self._checks = _KeyedStream(key, b"checks")
 
     def input_seed(self) -> int:
-        # 31 bits, as before: problems' input makers scale it (seed * 1_000_003 + rank) into
+        # 31 bits: problems' input makers scale it (seed * 1_000_003 + rank) into
         # torch.manual_seed, which takes at most 64 bits.
         return self._inputs.randrange(1 << 31)
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import socket
 
-from pkb_ray.engine.wire import frames, messages as m
-from pkb_ray.engine.wire.messages import REFUSAL
+from pkb_ray.engine.protocol import codec, messages as m
+from pkb_ray.engine.wire import frames
+from pkb_ray.engine.protocol.messages import REFUSAL
 from pkb_ray.records import FailureClass
 
 REPLY_MAX_BYTES = 2 << 20
@@ -57,16 +58,16 @@ class WorkerLink:
         self.candidate_sent = False
         """Set once the candidate's source left for the worker: from then on its code may run there."""
 
-    def send(self, msg: m.Message, fds: list[int] | None = None) -> float:
+    def send(self, msg: codec.Message, fds: list[int] | None = None) -> float:
         """Send a request; returns when (perf_counter)."""
         if isinstance(msg, m.Load):
             self.candidate_sent = True
         try:
-            return frames.send(self.sock, m.to_wire(msg), fds)
+            return frames.send(self.sock, codec.to_wire(msg), fds)
         except OSError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker is gone ({e})", gone=True) from e
 
-    def receive(self, expected: tuple[type[m.Message], ...], timeout_s: float, phase: str) -> m.Message:
+    def receive(self, expected: tuple[type[codec.Message], ...], timeout_s: float, phase: str) -> codec.Message:
         """The next reply, which must be one of `expected` (a Failed reply raises)."""
         try:
             obj, fds = self.reader.recv(timeout_s=max(timeout_s, 0.0))
@@ -78,7 +79,7 @@ class WorkerLink:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol during {phase}: {e}") from None
         frames.close_all(fds)  # a worker has no descriptor to give a judge
         try:
-            msg = m.decode(obj, expected + (m.Failed,))
+            msg = codec.decode(obj, expected + (m.Failed,))
         except frames.ProtocolError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol during {phase}: {e}") from None
         if isinstance(msg, m.Failed):
@@ -89,7 +90,7 @@ class WorkerLink:
             raise WorkerFault(fc, f"{phase}: {what}"[:600], log=msg.log[-20000:])
         return msg
 
-    def ask(self, msg: m.Message, expected: tuple[type[m.Message], ...], timeout_s: float, phase: str,
-            fds: list[int] | None = None) -> m.Message:
+    def ask(self, msg: codec.Message, expected: tuple[type[codec.Message], ...], timeout_s: float, phase: str,
+            fds: list[int] | None = None) -> codec.Message:
         self.send(msg, fds)
         return self.receive(expected, timeout_s, phase)

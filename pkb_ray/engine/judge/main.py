@@ -2,7 +2,7 @@
 from anything that ran candidate code). It joins the judges' group, builds its gate, then
 serves JudgeJobs from the node until Quit.
 
-It starts with a JudgeStart record (engine/wire/start.py: its rank, the world size, the device,
+It starts with a JudgeStart record (engine/protocol/start.py: its rank, the world size, the device,
 the store's port, its two descriptors).
 """
 
@@ -13,7 +13,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from pkb_ray.engine.wire.start import JudgeStart, payload
+from pkb_ray.engine.protocol.start import JudgeStart, payload
 
 if TYPE_CHECKING:
     from pkb_ray.engine.judge.context import JudgeContext
@@ -34,14 +34,15 @@ def main() -> int:
     import torch
 
     from pkb_ray.engine.judge.context import JudgeContext
-    from pkb_ray.engine.judge.control import JudgeReady
+    from pkb_ray.engine.protocol.control import JudgeReady
     from pkb_ray.engine.judge.group import JudgeGroup
-    from pkb_ray.engine.wire import frames, messages as m
+    from pkb_ray.engine.protocol import codec
+    from pkb_ray.engine.wire import frames
 
     rank, world, device = start.rank, start.world_size, start.device
     pinned = False
     if start.core >= 0:
-        from pkb_ray.engine.cpu_pins import pin_process
+        from pkb_ray.engine.wire.cores import pin_process
 
         pinned = pin_process(start.core)
     if device == "cuda":
@@ -66,10 +67,10 @@ def main() -> int:
         # H100). Not on cpu, where judges of several evaluations share two cores with their
         # yielding workers (tests/driver/test_node_loss.py).
         import scipy.stats  # noqa: F401
-    frames.send(ctl, m.to_wire(JudgeReady(pid=os.getpid(), gate=ctx.ref_gate is not None, detail=ctx.gate_note)))
+    frames.send(ctl, codec.to_wire(JudgeReady(pid=os.getpid(), gate=ctx.ref_gate is not None, detail=ctx.gate_note)))
 
-    def notify(event: m.Message) -> None:
-        frames.send(ctl, m.to_wire(event))
+    def notify(event: codec.Message) -> None:
+        frames.send(ctl, codec.to_wire(event))
 
     try:
         serve(ctl, reader, ctx, notify)
@@ -80,10 +81,11 @@ def main() -> int:
 
 def serve(ctl: socket.socket, reader: "FrameReader", ctx: "JudgeContext", notify: Callable[[Any], None]) -> None:
     """JudgeJobs from the node, one at a time, until Quit or the node closes the channel."""
-    from pkb_ray.engine.judge.control import JudgeJob, Quit
+    from pkb_ray.engine.protocol.control import JudgeJob, Quit
     from pkb_ray.engine.judge.session import Session
     from pkb_ray.engine.judge.timing.sampling import run_timing
-    from pkb_ray.engine.wire import frames, messages as m
+    from pkb_ray.engine.protocol import codec
+    from pkb_ray.engine.wire import frames
 
     world = ctx.world_size
     decoded = (JudgeJob, Quit)
@@ -92,7 +94,7 @@ def serve(ctl: socket.socket, reader: "FrameReader", ctx: "JudgeContext", notify
             obj, fds = reader.recv()
         except frames.PeerClosed:
             return
-        msg = m.decode(obj, decoded)  # type: ignore[arg-type]
+        msg = codec.decode(obj, decoded)  # type: ignore[arg-type]
         if isinstance(msg, Quit):
             return
         # The candidate worker's channel and gate page, then (timed jobs) the reference
@@ -108,7 +110,7 @@ def serve(ctl: socket.socket, reader: "FrameReader", ctx: "JudgeContext", notify
                 if side.page is not None:
                     side.page.close()
                 os.close(side.page_fd)
-        frames.send(ctl, m.to_wire(report))
+        frames.send(ctl, codec.to_wire(report))
 
 
 def _side(name: str, worker_fd: int, page_fd: int, world: int, root_pid: int) -> Any:

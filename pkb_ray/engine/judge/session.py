@@ -22,7 +22,7 @@ from __future__ import annotations
 import statistics
 import time
 import traceback
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -31,10 +31,10 @@ from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
 from pkb_ray.engine.judge.freezer import FreezeUnavailable, RankFreezer
-from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReport, TimingSamples
 from pkb_ray.engine.judge.link import WorkerFault, WorkerLink
 from pkb_ray.engine.judge.stop import Stop
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import codec, messages as m
+from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReport
 from pkb_ray.engine.wire.arena import Arena, Layout, make_arena
 from pkb_ray.engine.wire.gate import GatePage
 from pkb_ray.records import FailureClass
@@ -47,41 +47,20 @@ CALIBRATION_RUNS_CUDA = 1
 """On cuda the phase's own empty runs set the floor after a few samples (timing/sampling.py):
 the calibration only chooses the batch size and times the first samples. So one run per
 worker at the least and the most calls, after one thrown away at the most: 6 runs where 18
-(three rounds of three sizes) took 0.27-0.33 s of an evaluation's 6 (allreduce at 8192x8192,
-H100, 2026-11-26)."""
+(three rounds of three sizes) take 0.27-0.33 s of an evaluation's 6 (allreduce at 8192x8192,
+H100)."""
 ARENA_BUDGET_BYTES = 1 << 30
 """Arena per rank and worker: room for up to 64 calls' inputs and outputs back to back,
 within this (cpu)."""
 CUDA_ARENA_BUDGET_BYTES = 4 << 30
-"""The same on a GPU, within a sixteenth of its free memory (two workers' arenas, and an
-eighth ran fft2d_transpose out of memory): a sample of 5 allreduce calls at
-the bench size (1 GiB) was 0.25 ms of work in a 0.8 ms window, and a few microseconds that
-differ between two workers' messages moved a reference against itself by 4% (H100,
-2026-11-25). About a millisecond of calls per sample makes them a fraction of a percent."""
+"""The same on a GPU, within a sixteenth of its free memory (two workers' arenas; an eighth
+runs fft2d_transpose out of memory): a sample of 5 allreduce calls at the bench size (1 GiB)
+is 0.25 ms of work in a 0.8 ms window, and a few microseconds that differ between two
+workers' messages move a reference against itself by 4% (H100). About a millisecond of
+calls per sample makes them a fraction of a percent."""
 MAX_CALLS_PER_SAMPLE = 64
-"""256 calls of the allreduce expert behind one gate filled CUDA's launch queue: the gate
-expired and the sample ran ungated, 7x slower (1024x1024, H100, 2026-11-25)."""
-
-
-@dataclass
-class RankOutcome:
-    """What this judge concludes, built up phase by phase (sent as a frozen JudgeReport)."""
-    failure: str = ""
-    message: str = ""
-    phase: str = ""
-    trial: int = -1
-    own_fault: bool = True
-    worker_gone: bool = False
-    max_abs_error: float = 0.0
-    log: str = ""
-    compiled: bool = False
-    timing: TimingSamples | None = None
-    checked_timed_calls: int = 0
-    flags: list = field(default_factory=list)
-    seconds: dict = field(default_factory=dict)
-
-    def to_report(self, eval_id: str, rank: int) -> JudgeReport:
-        return JudgeReport(eval_id=eval_id, rank=rank, **{f.name: getattr(self, f.name) for f in fields(self)})
+"""256 calls of the allreduce expert behind one gate fill CUDA's launch queue: the gate
+expires and the sample runs ungated, 7x slower (1024x1024, H100)."""
 
 
 @dataclass
@@ -120,10 +99,10 @@ class TimedRun:
 def fit_floor(points: list[tuple[int, float]]) -> tuple[float, float]:
     """(fixed ms, ms per call) of a line through the least windows of each batch size (the
     second smallest of its runs): the floor is what the harness costs at least around k
-    calls. A floor set higher by a slow calibration run left a figure too small: on one H100
-    the same reference read 0.055 and 0.029 ms, the second below the hardware's least
-    possible time (2026-11-25). Theil-Sen through those points, because a loaded machine
-    still throws one far off. Neither part is negative."""
+    calls. A floor set higher by a slow calibration run leaves a figure too small: on one H100
+    the same reference reads 0.055 and 0.029 ms with the mean of the runs, the second below
+    the hardware's least possible time. Theil-Sen through those points, because a loaded
+    machine still throws one far off. Neither part is negative."""
     from scipy.stats import theilslopes
 
     by_k: dict[float, list[float]] = {}
@@ -147,10 +126,12 @@ class Session:
         # imports it), so the session does not import it back.
         self.ctx, self.job, self.notify, self.timing_phase = ctx, job, notify, timing_phase
         self.cand, self.ref = cand, ref
-        self.report = RankOutcome()
+        self.report = JudgeReport(eval_id=job.eval_id, rank=ctx.rank)
+        self.req = job.request
         self.secrets = inp.Secrets(job.seed)
-        self.cfg = job.timing
-        self.timeouts = job.timeouts
+        self.cfg = job.request.eval.timing
+        self.timeouts = job.request.eval.timeouts
+        self.trials = job.request.eval.trials
         self.phase = "start"
         self.floor_ms: dict[int, float] = {}
         self.floor_fit: tuple[float, float] = (0.0, 0.0)
@@ -189,8 +170,8 @@ class Session:
         # failed: the node knows, and never names a rank it stopped itself as the cause.
         self.fail(f.failure, f.message, trial=trial, log=f.log, gone=f.gone)
 
-    def ask(self, side: WorkerSide, msg: m.Message, expected: tuple, timeout_s: float, phase: str,
-            fds: list[int] | None = None) -> m.Message:
+    def ask(self, side: WorkerSide, msg: codec.Message, expected: tuple, timeout_s: float, phase: str,
+            fds: list[int] | None = None) -> codec.Message:
         """A request to one worker. The reference worker runs only harness code: whatever
         fails there is the harness's (or the machine's), never the candidate's."""
         try:
@@ -235,7 +216,7 @@ class Session:
             if self.timed:
                 self.step("calibrate", self.calibrate)
             self.step("load", self.load)
-            for t in range(self.job.trials):
+            for t in range(self.trials):
                 self.step(f"trial:{t}", lambda t=t: self.trial(t), trial=t)
             if self.timed:
                 self.timing_phase(self)
@@ -244,11 +225,11 @@ class Session:
         finally:
             self.close()
         self.report.max_abs_error = max(self.report.max_abs_error, self.worst)
-        return self.report.to_report(self.job.eval_id, self.ctx.rank)
+        return self.report
 
     @property
     def timed(self) -> bool:
-        return self.job.time_candidate and self.ref is not None
+        return self.job.timed and self.ref is not None
 
     def close(self) -> None:
         for side in self.sides:
@@ -267,7 +248,7 @@ class Session:
         timeout = max(self.timeouts.start_s, self.timeouts.trial_s)
         for side in self.sides:
             # The reference worker runs the problem's own PyTorch + NCCL code: no guard.
-            guard = self.job.guard if side is self.cand else False
+            guard = self.req.guard if side is self.cand else False
             ready = self.ask(side, m.Hello(rank=self.ctx.rank, world_size=self.ctx.world_size, device=self.device,
                                            guard=guard, store_timeout_s=timeout),
                              (m.Ready,), self.timeouts.start_s, "start-up")
@@ -298,18 +279,19 @@ class Session:
 
     def make(self) -> tuple:
         seed = self.secrets.input_seed()
-        return self.problem.make_inputs(self.ctx.rank, self.ctx.world_size, seed, self.job.size, self.device)
+        return self.problem.make_inputs(self.ctx.rank, self.ctx.world_size, seed, self.req.size, self.device)
 
     def prepare(self) -> None:
         self.find_freezers()
-        self.problem = self.ctx.problem(self.job.loader, self.job.problems_source, self.job.problem_id)
+        self.problem = self.ctx.problem(self.job.loader, self.req.problems_source, self.req.problem_id)
         self.atol, self.rtol = self.problem.spec.atol, self.problem.spec.rtol
-        self.trial_args = [self.make() for _ in range(max(1, self.job.trials))]
+        self.trial_args = [self.make() for _ in range(max(1, self.trials))]
         self.trial_expected = [self.reference(a) for a in self.trial_args]
         per_call = max(inp.nbytes(a) + inp.nbytes(e) for a, e in zip(self.trial_args, self.trial_expected))
         # Room for MAX_CALLS_PER_SAMPLE calls where that fits the budget; data-dependent shapes get 50% slack.
         one = int(per_call * 1.5) + 64 * 256
-        kind = "cuda" if self.ctx.cuda and self.job.transport == "cuda" else "host"
+        # eval.transport: auto takes device memory on a GPU, host memory on cpu.
+        kind = "cuda" if self.ctx.cuda and self.req.eval.transport != "host" else "host"
         budget = ARENA_BUDGET_BYTES
         if kind == "cuda":
             budget = min(CUDA_ARENA_BUDGET_BYTES, torch.cuda.mem_get_info(self.device)[0] // 16)
@@ -344,10 +326,10 @@ class Session:
 
     def empty_calls(self, side: WorkerSide, k: int) -> list[dict]:
         """k calls for the stand-in (it reads nothing): on cuda one copy of the first trial's
-        arguments that all of them name, and output slots of their own. A copy per call was
-        2.5 GB of copying per sample on each worker for the allreduce at 8192x8192, which the
-        judge then waited for before the half (py-spy, H100, 2026-11-26). On cpu a copy per
-        call, as the calibrated floor was measured with (CPU self-check at 0.4.5)."""
+        arguments that all of them name, and output slots of their own (a copy per call is 2.5 GB
+        of copying per sample on each worker for the allreduce at 8192x8192, which the judge
+        waits for before the half: py-spy, H100). On cpu a copy per call, as the calibrated
+        floor is measured with."""
         assert side.arena is not None and side.layout is not None
         if not self.ctx.cuda:
             return [self.call(side, self.trial_args[0], self.trial_expected[0])[2] for _ in range(k)]
@@ -402,8 +384,8 @@ class Session:
         if self.ctx.cuda:
             sizes = sorted({sizes[0], sizes[-1]})
         # Rounds over every batch size, the first one thrown away: a node's first evaluation
-        # ran its first runs 40-70% slower (bench_eval, H100, 2026-11-25), and a floor
-        # fitted on them set that evaluation's figures apart from the next ones'. (cuda:
+        # runs its first runs 40-70% slower (bench_eval, H100), and a floor fitted on them
+        # sets that evaluation's figures apart from the next ones'. (cuda:
         # the first round at the most calls only, which does all that the least does.)
         runs = CALIBRATION_RUNS_CUDA if self.ctx.cuda else CALIBRATION_RUNS
         t0 = time.monotonic()
@@ -435,14 +417,14 @@ class Session:
         return fixed + per_call * k
 
     def load(self) -> None:
-        self.ask(self.cand, m.Load(source=self.job.candidate_source), (m.Ok,), self.timeouts.load_s,
+        self.ask(self.cand, m.Load(source=self.req.candidate_source), (m.Ok,), self.timeouts.load_s,
                  "loading the candidate")
         self.report.compiled = True
         if self.ref is not None:
-            # Not overlapped with the candidate's trials (tried): on the one core both workers
-            # share, the candidate's ranks yielding, it saved nothing measurable (load 0.45-0.60
-            # s against 0.55-0.62 s, H100, 2026-11-25), and two workers' first calls at once on
-            # one GPU make a peak of memory that neither makes alone.
+            # Not overlapped with the candidate's trials: on the one core both workers share,
+            # the candidate's ranks yielding, that saves nothing measurable (load 0.45-0.60 s
+            # against 0.55-0.62 s, H100), and two workers' first calls at once on one GPU make
+            # a peak of memory that neither makes alone.
             self.ask(self.ref, m.Load(source=self.problem.reference_source), (m.Ok,), self.timeouts.load_s,
                      "loading the reference")
             # One untimed call, as the candidate's first trial is: a first call pays for

@@ -28,6 +28,7 @@ from typing import Callable
 
 from pkb_ray.engine import cgroup
 from pkb_ray.engine.cgroup import CgroupError, Group
+from pkb_ray.engine.launch import owners
 
 PIDS_SANDBOX = 64
 """bwrap, the zygote and what the harness starts beside the ranks."""
@@ -128,13 +129,6 @@ _run: tuple[int, _RunGroup] | None = None
 _run_lock = threading.Lock()
 
 
-def _pid_namespace() -> int:
-    try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return 0
-
-
 def _v2_parent(mount: cgroup.Mount, own: str) -> tuple[str | None, bool]:
     """(where this process's v2 groups go, whether pids and memory are theirs). Pids and
     memory need a parent that enables them for its children and holds no process itself:
@@ -170,7 +164,7 @@ def _v2_parent(mount: cgroup.Mount, own: str) -> tuple[str | None, bool]:
 
 def _make_run_group() -> _RunGroup:
     where = cgroup.membership()
-    name = f"{RUN_GROUP_PREFIX}{os.getpid()}_{_pid_namespace()}_{secrets.token_hex(3)}"
+    name = owners.stamp(RUN_GROUP_PREFIX) + secrets.token_hex(3)
     dirs: dict[str, tuple[int, str]] = {}
     missing: dict[str, str] = {}
     if os.geteuid() != 0:
@@ -235,27 +229,8 @@ def _remove_run_group(pid: int, group: Group) -> None:
 
 def _remove_stale(parent: str) -> None:
     """Run groups of processes that are gone (same pid namespace), with whatever is in them."""
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return
-    for name in names:
-        if not name.startswith(RUN_GROUP_PREFIX):
-            continue
-        try:
-            pid_text, ns_text, _ = name[len(RUN_GROUP_PREFIX):].split("_", 2)
-            pid, ns = int(pid_text), int(ns_text)
-        except ValueError:
-            continue
-        if ns != _pid_namespace() or pid == os.getpid():
-            continue
-        try:
-            os.kill(pid, 0)
-            continue
-        except ProcessLookupError:
-            Group({"stale": (0, os.path.join(parent, name))}).remove(timeout_s=2.0)
-        except PermissionError:
-            continue
+    for name in owners.orphans(parent, RUN_GROUP_PREFIX):
+        Group({"stale": (0, os.path.join(parent, name))}).remove(timeout_s=2.0)
 
 
 # --------------------------------------------------------------------------- one sandbox

@@ -68,16 +68,48 @@ def node_gpus(proc_gpus: str = PROC_GPUS, dev: str = "/dev") -> list[NodeGpu]:
     return [NodeGpu(m, m, "") for m in minors]
 
 
-def gpu_set(cuda_visible_devices: str | None, world_size: int) -> tuple[int, ...] | None:
-    """The node indices of an evaluation's GPUs: the first `world_size` of the GPUs named
-    (every GPU of the node where none are), or None where they are not named by index
-    (UUIDs, MIG instances): then no set can be bound and the sandbox sees every GPU."""
-    if cuda_visible_devices is None:
-        return tuple(g.index for g in node_gpus()[:world_size])
-    names = [d.strip() for d in cuda_visible_devices.split(",") if d.strip()]
-    if not all(n.isdigit() for n in names):
-        return None
-    return tuple(int(n) for n in names[:world_size])
+def visible_gpus(text: str | None = None) -> tuple[int, ...] | None:
+    """A GPU set as the node's indices: CUDA_VISIBLE_DEVICES (this process's where `text` is
+    None), parsed here and nowhere else. None where it is unset: every GPU the process sees.
+    GPU UUIDs (or unique prefixes of them, as CUDA takes them) become indices by nvidia-smi's
+    table. ValueError for names that are no whole GPU (MIG instances): a GPU group holds
+    whole GPUs."""
+    if text is None:
+        text = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if text is None:
+            return None
+    names = [d.strip() for d in text.split(",") if d.strip()]
+    if all(n.isdigit() for n in names):
+        return tuple(int(n) for n in names)
+    table = _uuid_indices()
+    found = [next((i for u, i in table.items() if u.startswith(n)), None) for n in names]
+    if None in found:
+        raise ValueError(f"CUDA_VISIBLE_DEVICES={text!r} names GPUs that are neither indices nor whole "
+                         "GPUs' UUIDs (MIG instances?): a GPU group holds whole GPUs")
+    return tuple(i for i in found if i is not None)
+
+
+def _uuid_indices() -> dict[str, int]:
+    """nvidia-smi's index of each GPU by its UUID; empty where nvidia-smi cannot say."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    table = {}
+    for row in out.splitlines():
+        index, _, uuid = row.partition(", ")
+        if index.strip().isdigit():
+            table[uuid.strip()] = int(index)
+    return table
+
+
+def first_gpus(gpus: tuple[int, ...] | None, world_size: int) -> tuple[int, ...]:
+    """The GPUs a group of `world_size` ranks holds: the first of `gpus`, or of the node's
+    (in nvidia-smi's order) where none are named."""
+    return (gpus if gpus is not None else tuple(g.index for g in node_gpus()))[:world_size]
 
 
 @dataclass(frozen=True)

@@ -196,7 +196,7 @@ def bwrap_args(bwrap: str, workdir: str, gpus: GpuView | None, ro_paths: list[st
         for d in gpus.sysfs_masks:
             args += ["--tmpfs", d, "--remount-ro", d]
     # bwrap's own / and /dev are tmpfs of half the node's memory, writable by the sandbox's
-    # user: read-only, so that /tmp and /dev/shm (sized above) are all it may write (an
-    # adversarial review wrote 5 MB into /dev and created /x).
+    # user (writable, a sandbox could fill /dev or create /x): read-only, so that /tmp and
+    # /dev/shm (sized above) are all it may write.
     args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp"]
     return args

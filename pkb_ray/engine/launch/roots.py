@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pkb_ray
+from pkb_ray.engine.launch import owners
 from pkb_ray.engine.launch.bounds import close_run_group
 from pkb_ray.engine.launch.mounts import detach_mounts
 
@@ -88,7 +89,7 @@ def run_root() -> str:
     with _root_lock:
         if _root is None or _root[0] != os.getpid():
             _remove_stale_roots()
-            path = tempfile.mkdtemp(prefix=f"{RUN_ROOT_PREFIX}{os.getpid()}_{_pid_namespace()}_")
+            path = tempfile.mkdtemp(prefix=owners.stamp(RUN_ROOT_PREFIX))
             os.chmod(path, 0o711)  # the sandbox's user passes through to its own directory
             _root = (os.getpid(), path)
             atexit.register(_remove_run_root, os.getpid(), path)
@@ -133,41 +134,16 @@ def _remove_run_root(pid: int, path: str) -> None:
     remove_tree(path)
 
 
-def _pid_namespace() -> int:
-    """Our pid namespace's inode: a pid means something only in its own namespace (two
-    containers may share a TMPDIR; one must not take the other's live root for dead)."""
-    try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return 0
-
-
 def _remove_stale_roots() -> None:
+    """Run roots of this user's processes that are gone (same pid namespace)."""
     base = tempfile.gettempdir()
-    try:
-        names = os.listdir(base)
-    except OSError:
-        return
-    for name in names:
-        if not name.startswith(RUN_ROOT_PREFIX):
-            continue
+    for name in owners.orphans(base, RUN_ROOT_PREFIX):
         try:
-            pid_text, ns_text, _ = name[len(RUN_ROOT_PREFIX):].split("_", 2)
-            pid, ns = int(pid_text), int(ns_text)
             st = os.lstat(os.path.join(base, name))
-        except (ValueError, OSError):
+        except OSError:
             continue
-        if ns != _pid_namespace():
-            continue
-        if st.st_uid != os.getuid() or not stat.S_ISDIR(st.st_mode):
-            continue
-        try:
-            os.kill(pid, 0)
-            continue  # its process lives
-        except ProcessLookupError:
+        if st.st_uid == os.getuid() and stat.S_ISDIR(st.st_mode):
             remove_tree(os.path.join(base, name))
-        except PermissionError:
-            continue
 
 
 def remove_tree(path: str) -> None:

@@ -1,7 +1,7 @@
 """How a child process starts: a SpawnSpec, and the one function that builds a child's
 environment.
 
-A child is `python -m <module> <record>` (wire/start.py holds the records). Nothing else
+A child is `python -m <module> <record>` (protocol/start.py holds the records). Nothing else
 reaches a child: its environment is `child_env`'s (an allow-list, never a credential), its
 descriptors are the ones the spec names, and a sandboxed child's directory, files and binds
 are the spec's `sandbox`.
@@ -22,7 +22,7 @@ from pkb_ray.engine.env import rank_env
 from pkb_ray.engine.launch.bounds import Bounds
 from pkb_ray.engine.launch.plan import SandboxPlan
 from pkb_ray.engine.launch.process import SandboxProcess, start_sandbox
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import codec
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Sandboxed:
     limits: Bounds | None = None
     """What it may use (bounds.sandbox_bounds); None: one rank's."""
     gpus: tuple[int, ...] | None = None
-    """With `gpu`: the node's GPUs it holds (gpus.gpu_set); None: every one."""
+    """With `gpu`: the node's GPUs it holds (gpus.first_gpus); None: every one."""
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,13 @@ class SpawnSpec:
     """A child process: `python -m module <payload>`, its environment (child_env), the
     descriptors it inherits, and, for candidate code, its sandbox."""
     module: str
-    payload: m.Message
+    payload: codec.Message
     env: Mapping[str, str]
     fds: tuple[int, ...] = ()
     sandbox: Sandboxed | None = None
 
     def argv(self) -> list[str]:
-        return [sys.executable, "-m", self.module, json.dumps(m.to_wire(self.payload))]
+        return [sys.executable, "-m", self.module, json.dumps(codec.to_wire(self.payload))]
 
 
 def start(spec: SpawnSpec) -> SandboxProcess:
@@ -95,11 +95,11 @@ def _die_with_parent() -> None:
 
 # ---------------------------------------------------------------- what a child sees
 
-def child_env(device: str, world_size: int, cuda_visible_devices: str | None = None, *,
+def child_env(device: str, world_size: int, gpus: tuple[int, ...] | None = None, *,
               torch_cuda_arch_list: str | None = None, sandboxed: bool = True) -> dict[str, str]:
     """The environment of every child: env.rank_env's allow-list (never a credential; NVLink
     multicast forced off), and
-      - its GPUs: on cuda the evaluation's (None: those this process sees), on cpu none,
+      - its GPUs: on cuda the node's indices given (None: those this process sees), on cpu none,
         with this machine's cores shared among the `world_size` ranks;
       - TORCH_CUDA_ARCH_LIST when given (a build and its ranks must agree: another list
         changes torch's extension key and rebuilds, docs/design.md);
@@ -108,8 +108,8 @@ def child_env(device: str, world_size: int, cuda_visible_devices: str | None = N
       - trusted (a judge, the hardware probe): this interpreter's import path."""
     over: dict[str, str] = {}
     if device == "cuda":
-        if cuda_visible_devices is not None:
-            over["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices
+        if gpus is not None:
+            over["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
     else:
         over["CUDA_VISIBLE_DEVICES"] = ""
         over["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // world_size))

@@ -3,8 +3,8 @@
 Why: with a device synchronize before every timed call, the GPU sits idle while the host
 runs the call's Python and launches its kernels; CUDA events on the stream then count
 that host time too. For a 20 us all-reduce the host part is 80-250 us and it varies from
-process to process, which is why one unchanged kernel measured 0.10-0.29 ms across five
-evaluations (benchmarks/results/device_2026-11-22/SUMMARY.md). nvbench solves this for one
+process to process: one unchanged kernel measures 0.10-0.29 ms across five evaluations
+without a gate (2 x H200). nvbench solves this for one
 GPU with a "blocking kernel" that holds the stream until the host has queued everything;
 this is the multi-rank form of it:
 
@@ -55,8 +55,7 @@ __device__ __forceinline__ unsigned long long pkb_now() {
 
 // page: host memory shared by the ranks, mapped: [0, world) each rank's queued generation,
 // [world, 2 world) each rank's count of expired gates. go: a device int of this rank.
-// One poller: eight busy pollers were measured slower and noisier (benchmarks/results/
-// device_2026-11-22/gate/NOTES.md).
+// One poller: eight busy pollers measure slower and noisier.
 extern "C" __global__ void pkb_gate(int page_lo, int page_hi, int world, int rank, int gen,
                                     int timeout_us, volatile int* go) {
     if (threadIdx.x == 0) {
@@ -198,10 +197,9 @@ class LaunchGate:
 
 
 def gate_image() -> str:
-    """The gate kernel compiled for this process's GPU (NVRTC), base64, to hand to workers.
-    NVRTC gives a CUBIN, which is not text: decoding it as PTX failed on every judge, so
-    every worker compiled the gate itself (0.1-0.2 s each, two workers per evaluation;
-    py-spy on one H100, 2026-11-26)."""
+    """The gate kernel compiled for this process's GPU (NVRTC), base64, to hand to workers
+    (a worker compiling it itself costs 0.1-0.2 s, two workers per evaluation; py-spy on
+    one H100). NVRTC gives a CUBIN, which is not text: base64, not PTX."""
     from torch.cuda._utils import _nvrtc_compile
 
     image = _nvrtc_compile(_SRC, "pkb_gate")[0]

@@ -1,6 +1,6 @@
 """Inside an agent sandbox: fork one process per rank and run a script or a profile.
 
-    python -m pkb_ray.engine.worker.agent_rank AGENT_START   (engine/wire/start.py; environment: PKB_WORKDIR)
+    python -m pkb_ray.engine.worker.agent_rank AGENT_START   (engine/protocol/start.py; environment: PKB_WORKDIR)
 
 It runs where a candidate's workers run (agent/ranks.py starts it through engine/launch/) and
 holds nothing of the judges': no seeds, no reference outputs, no verdict. Each rank writes
@@ -26,7 +26,7 @@ import os
 import sys
 from datetime import timedelta
 
-from pkb_ray.engine.wire.start import AgentStart, payload
+from pkb_ray.engine.protocol.start import AgentStart, payload
 from pkb_ray.engine.worker import file_limit, reap
 
 

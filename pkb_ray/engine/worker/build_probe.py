@@ -1,6 +1,6 @@
 """Import a candidate once, in a sandbox with no GPU, so that its `load_inline` compiles into
 the sandbox's extension directory: `python -m pkb_ray.engine.worker.build_probe BUILD_START`
-(engine/wire/start.py: the candidate's file in the sandbox's directory).
+(engine/protocol/start.py: the candidate's file in the sandbox's directory).
 
 Its last line is a BuildProbed record (ok, and the traceback when not). Whatever fails after compiling (no
 GPU here, no process group) is for the evaluation to find out; the node reads a compiler
@@ -15,8 +15,8 @@ import os
 import sys
 import traceback
 
-from pkb_ray.engine.wire.start import BuildProbed, BuildStart, payload
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol.start import BuildProbed, BuildStart, payload
+from pkb_ray.engine.protocol import codec
 from pkb_ray.engine.worker import file_limit
 
 
@@ -31,7 +31,7 @@ def main() -> int:
         spec.loader.exec_module(mod)
     except BaseException:  # noqa: BLE001 - candidate code
         res = BuildProbed(ok=False, log=traceback.format_exc()[-20000:])
-    print("\n" + json.dumps(m.to_wire(res)), flush=True)
+    print("\n" + json.dumps(codec.to_wire(res)), flush=True)
     return 0
 
 

@@ -11,7 +11,7 @@ holds in every sandbox kind (bwrap's network namespace has a loopback, uid and n
 have the host's network).
 
 The same filter refuses sched_setaffinity, sched_setscheduler, sched_setattr and setsid
-(engine/cpu_pins.py says why), ptrace and process_vm_readv/writev, unshare, mount and clone
+(engine/node/cpu_pins.py says why), ptrace and process_vm_readv/writev, unshare, mount and clone
 into a new namespace (clone3 answers ENOSYS), and sending SIGCONT (engine/judge/freezer.py),
 whether by kill, by a child's exit or a parent's death signal, by I/O (F_SETSIG) or, on cpu,
 by a timer.
@@ -39,7 +39,7 @@ _FLTATR_CTL_TSYNC = 4
 REFUSED_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 REFUSED_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register",
                  # Not network, but the same filter: a guarded rank stays on the core it was
-                 # pinned to, yielding it (engine/cpu_pins.py), so that a spinning thread of
+                 # pinned to, yielding it (engine/node/cpu_pins.py), so that a spinning thread of
                  # its own cannot slow the judge or the reference's half; setsid would make
                  # it a scheduling group (autogroup) of full weight.
                  "sched_setaffinity", "sched_setscheduler", "sched_setattr", "setsid",
@@ -89,8 +89,8 @@ class _ArgCmp(ctypes.Structure):
 def _int_is(arg: int, value: int) -> _ArgCmp:
     """Argument `arg`, a C int, equals `value`. The kernel reads only the low 32 bits of an
     int argument, and a filter compares all 64: with a plain equality socket(0x1_00000002,
-    ...) opened an AF_INET socket and kill(pid, 0x1_00000012) sent SIGCONT past it (an
-    adversarial review, 2026-11-26; attack opens_socket_high_bits.py)."""
+    ...) opens an AF_INET socket and kill(pid, 0x1_00000012) sends SIGCONT past it (attack
+    opens_socket_high_bits.py)."""
     return _ArgCmp(arg, _CMP_MASKED_EQ, 0xFFFFFFFF, value)
 
 

@@ -7,10 +7,9 @@ Python guard does not see (the original function out of the guard's closure, the
 ProcessGroup methods, torch.ops.c10d) gets its input back untouched and fails the
 comparison; the guard itself refuses the roads it sees (forbidden_api).
 
-Measured on an H100 with torch 2.11 (benchmarks/results/device_2026-11-23/pgprobe.log): a
-Python ProcessGroup subclass whose collectives raise makes symmetric memory's rendezvous
-segfault (it has no store of its own), while the fake backend, gloo and NCCL all
-rendezvous. gloo and NCCL can communicate; the fake backend cannot.
+Measured on an H100 with torch 2.11: a Python ProcessGroup subclass whose collectives raise
+makes symmetric memory's rendezvous segfault (it has no store of its own), while the fake
+backend, gloo and NCCL all rendezvous. gloo and NCCL can communicate; the fake backend cannot.
 """
 
 from __future__ import annotations

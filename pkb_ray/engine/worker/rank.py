@@ -19,7 +19,8 @@ import torch
 import torch.distributed as dist
 
 from pkb_ray.engine.worker import guard
-from pkb_ray.engine.wire import frames, messages as m
+from pkb_ray.engine.protocol import codec, messages as m
+from pkb_ray.engine.wire import frames
 from pkb_ray.engine.wire.arena import Arena, make_arena
 from pkb_ray.engine.wire.gate import GatePage, GateUnavailable, LaunchGate
 from pkb_ray.engine.worker import no_network, process_group
@@ -42,8 +43,8 @@ class Rank:
         self.guarded = False
         self.ready_for: tuple | None = None
 
-    def send(self, msg: m.Message) -> None:
-        frames.send(self.sock, m.to_wire(msg))
+    def send(self, msg: codec.Message) -> None:
+        frames.send(self.sock, codec.to_wire(msg))
 
     def serve(self) -> None:
         while True:
@@ -51,7 +52,7 @@ class Rank:
                 obj, fds = self.reader.recv()
             except frames.PeerClosed:
                 return
-            msg = m.decode(obj, m.REQUESTS)
+            msg = codec.decode(obj, m.REQUESTS)
             if isinstance(msg, m.Bye):
                 return
             try:
@@ -68,7 +69,7 @@ class Rank:
         self.send(m.Failed(stage=stage, exc_type=type(e).__name__, message=first,
                            log=tb[-LOG_CHARS:], forbidden=guard.violations()[:20]))
 
-    def handle(self, msg: m.Message, fds: list[int]) -> None:
+    def handle(self, msg: codec.Message, fds: list[int]) -> None:
         if isinstance(msg, m.Hello):
             self.hello(msg)
         elif isinstance(msg, m.MapArena):
@@ -124,8 +125,8 @@ class Rank:
                                     rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
             if self.device != "cpu":
                 # NCCL builds its communicator at the first collective: 0.4 s of the
-                # reference's first call at world size 1 (py-spy, H100, 2026-11-26), inside
-                # the evaluation. Here it is built when the sandbox starts, ahead of its
+                # reference's first call at world size 1 (py-spy, H100), inside the
+                # evaluation. Here it is built when the sandbox starts, ahead of its
                 # evaluation where the node prewarms it.
                 dist.all_reduce(torch.zeros(1, device=self.device))
                 torch.cuda.synchronize()
@@ -182,5 +183,5 @@ class Rank:
         if not early:
             self.send(done)
             return
-        late = {k: v for k, v in m.to_wire(done).items() if k not in early[0].keys}
+        late = {k: v for k, v in codec.to_wire(done).items() if k not in early[0].keys}
         frames.send_encoded(self.sock, early[0].finish(late))

@@ -64,8 +64,8 @@ class Delivery:
         """The copies from device to the same device, queued now behind the calls (one
         foreach launch). The synchronize then waits for calls and copies together: launched
         after it, the copies cost a launch and a second synchronize inside the judge's window
-        (the floor of 64 empty calls at 1024x1024 was 0.8 ms for 0.2 ms of copying, H100,
-        2026-11-26). A result still being written on a stream of the candidate's own, not
+        (the floor of 64 empty calls at 1024x1024 reads 0.8 ms for 0.2 ms of copying so, on
+        an H100). A result still being written on a stream of the candidate's own, not
         joined to the current one, is copied as it stands: the candidate's race, as for any
         PyTorch code that reads its result. Copies that involve the host wait for the device
         from the host, behind a closed gate: they stay after the synchronize."""
@@ -200,10 +200,10 @@ def warm_up(device: str) -> None:
     outputs, for the usual dtypes. CUDA loads a kernel at its first launch (lazy loading),
     and a load waits for the context's running kernels: behind a held gate, which runs until
     the judge opens it, the first launch of a kernel not yet loaded waits for the gate's
-    timeout. The first calibration run on each worker took 0.21-0.24 s, the next ones a few
-    ms (calibrate.first_queue, H100, 2026-11-26): 0.1 s per worker is the gate's timeout.
-    moe_dispatch's took 0.026 s: its outputs differ in dtype, which foreach copies one by
-    one (no kernel). Both of foreach's routes are loaded here: the fast one (contiguous
+    timeout. Without this the first calibration run on each worker takes 0.21-0.24 s, the
+    next ones a few ms (calibrate.first_queue, H100): 0.1 s per worker is the gate's
+    timeout. moe_dispatch's takes 0.026 s: its outputs differ in dtype, which foreach copies
+    one by one (no kernel). Both of foreach's routes are loaded here: the fast one (contiguous
     lists of one dtype, one multi-tensor kernel) and the slow one (a copy per tensor)."""
     start, end = _Event(enable_timing=True), _Event(enable_timing=True)
     start.record()

@@ -1,6 +1,6 @@
 """The first process inside a candidate's sandbox: import torch once, fork one rank per GPU.
 
-    python -m pkb_ray.engine.worker.zygote WORKER_START   (engine/wire/start.py; environment: PKB_WORKDIR)
+    python -m pkb_ray.engine.worker.zygote WORKER_START   (engine/protocol/start.py; environment: PKB_WORKDIR)
 
 It is started fresh for every candidate (never forked from a judge, never holding a
 secret), and may be started ahead of its candidate so the torch import (1-3 s) is off the
@@ -18,8 +18,8 @@ import socket
 import sys
 from typing import Callable
 
-from pkb_ray.engine.wire.start import WorkerStart, payload
-from pkb_ray.engine import cpu_pins
+from pkb_ray.engine.protocol.start import WorkerStart, payload
+from pkb_ray.engine.wire import cores
 from pkb_ray.engine.worker import file_limit, reap
 
 SETUP_TIMEOUT_S = 600.0
@@ -43,7 +43,7 @@ def _rank_main(r: int, start: WorkerStart, workdir: str) -> int:
         # refuses sched_setaffinity, and takes every thread set-up started.
         settle = functools.partial(_settle_on, start.cores[r], start.yields)
     elif start.yields:  # cpu: both workers, unpinned (cpu_pins.yields)
-        cpu_pins.yield_process()
+        cores.yield_process()
     worker.setup(r, start.world_size, start.device, start.guard, SETUP_TIMEOUT_S, settle)
     worker.serve()
     return 0
@@ -57,7 +57,7 @@ def _settle_on(core: int, yields: bool) -> None:
     took its own core: judge/main.py). A candidate may set its own count: its core only."""
     import torch
 
-    if cpu_pins.pin_process(core, yields=yields):
+    if cores.pin_process(core, yields=yields):
         torch.set_num_threads(1)
 
 
@@ -101,8 +101,8 @@ def main() -> int:
     pids = reap.fork_ranks(len(fds), workdir, lambda r: _rank_main(r, start, workdir))
     # This process has no filter, no pin and the ranks' user: a rank that attached to it
     # (ptrace, /proc/<pid>/mem) could run a thread here that opens sockets or takes the
-    # reference's core. Not dumpable, no process of that user may (an adversarial review
-    # attached from a rank of a bwrap+uid sandbox on a host without Yama).
+    # reference's core (a rank of a bwrap+uid sandbox can attach on a host without Yama).
+    # Not dumpable, no process of that user may.
     _not_dumpable()
     for fd in fds:  # only the ranks hold their channels: a judge sees a gone rank's EOF
         os.close(fd)

@@ -1,6 +1,6 @@
 # HACK: leaves the core it was given, or the scheduling class. On a GPU the harness pins rank
 # r of the reference's worker and of the candidate's to one core, the candidate's at
-# SCHED_IDLE so that the reference's thread takes the core at once (engine/cpu_pins.py). A
+# SCHED_IDLE so that the reference's thread takes the core at once (engine/node/cpu_pins.py). A
 # rank that could move, or go back to SCHED_OTHER, would run a spinning thread beside the
 # reference's worker or the judge while the reference's half is timed, and look faster for
 # it. A harness that pins only by setting the affinity before the candidate starts (as

@@ -1,6 +1,6 @@
 # HACK: answers honestly, but leaves a process of its own spinning whenever its call is not
 # running: on cpu that is while the reference's half is timed. Both workers' ranks share every
-# core at one scheduling class there (engine/cpu_pins.py), so the spinner takes cores from
+# core at one scheduling class there (engine/node/cpu_pins.py), so the spinner takes cores from
 # the reference at equal weight, the reference reads slower and the candidate faster; its own
 # half loses nothing, since the spinner waits while the call runs. A harness that leaves the
 # candidate's processes running between its halves (this one before judge/freezer.py) scores

@@ -14,7 +14,7 @@ import os
 import time
 from typing import Iterable
 
-from pkb_ray.engine.judge.control import TimingConditions
+from pkb_ray.engine.protocol.timing import TimingConditions
 
 PSI = "/proc/pressure/cpu"
 STAT = "/proc/stat"

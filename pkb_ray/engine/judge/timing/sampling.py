@@ -12,7 +12,7 @@ does to a half.
 Every timed call of the candidate sees contents made for it alone; its inputs are checked
 bit for bit afterwards; a secret sample of its calls (at least 5, spread over the phase)
 has its outputs compared with the judges' own reference. The workers' own clocks are
-reported beside the windows: evidence of a lie (evidence.py), never a figure.
+reported beside the windows: evidence of a lie (node/timing_evidence.py), never a figure.
 """
 
 from __future__ import annotations
@@ -26,14 +26,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from pkb_ray.engine.judge import inputs as inp
-from pkb_ray.engine.judge.control import TimingMode, TimingSamples
+from pkb_ray.engine.protocol.timing import LEAST_SHARE, TimingMode, TimingSamples, rel_ci_of_median
 from pkb_ray.engine.judge.link import WorkerFault
 from pkb_ray.engine.judge.session import Session, TimedRun, WorkerSide
 from pkb_ray.engine.judge.stop import Stop
-from pkb_ray.engine.judge.timing import stats
 from pkb_ray.engine.judge.timing.conditions import ConditionsMeter, loaded
 from pkb_ray.engine.judge.timing.expiries import STREAK, HeldExpiries
-from pkb_ray.engine.judge.timing.evidence import LEAST_SHARE
 from pkb_ray.records import FailureClass
 
 EPS_MS = 0.05
@@ -48,18 +46,17 @@ SAMPLE_MAX_MS = 25.0
 """Batching stops before the reference's half of a sample would take longer than this."""
 STOPPED_CPU_MS = 100.0
 """CPU time a candidate's stopped processes may use over a whole phase (cpu) before it is
-called implausible. Honest candidates' used at most 20 ms (36 CPU self-check evaluations,
-2026-11-26: a stop that lands while a process still runs costs it a tick at most); a child
-stopped inside mmap(MAP_POPULATE) calls used 760 ms (attack stops_late.py)."""
+called implausible. Honest candidates' use at most 20 ms (36 CPU self-check evaluations: a
+stop that lands while a process still runs costs it a tick at most); a child stopped inside
+mmap(MAP_POPULATE) calls uses 760 ms (attack stops_late.py)."""
 LATE_MIN_SAMPLES = 5
 """Samples a phase ends with when it is past half its time limit (`late`)."""
 STOPS_THAT_RAN = 3
 """...and in at least this many of its stops (freezer.RankFreezer.stops_that_ran)."""
 STOP_EVERY = 10
 """Samples between two looks at the interval, at least (a quarter of those so far, past 40).
-Looks 20 samples apart ended the allreduce expert at 8192x8192 at 20, 40 or 60 samples
-(H100, 2026-11-26), each sample 25-30 ms: a look every 10 ends it nearer where its interval
-reaches the target. Every judge sees the same samples, so all of them stop at the same look."""
+Looks 20 samples apart end the allreduce expert at 8192x8192 at 20, 40 or 60 samples (H100),
+each sample 25-30 ms: a look every 10 ends it nearer where its interval reaches the target. Every judge sees the same samples, so all of them stop at the same look."""
 MEASURABLE = 0.25
 """A half whose median time (window less floor) is under this fraction of the floor is
 `unmeasurable`: what the harness costs around the calls would decide its figure."""
@@ -199,13 +196,13 @@ class Interleaved:
             j_changed = inp.first_changed(placed)
             if j_changed is not None:
                 s.fail(FailureClass.INCORRECT, f"timed call {n}.{j_changed}: the candidate modified its input "
-                       "tensor(s); inputs must be left as they are", trial=s.job.trials)
+                       "tensor(s); inputs must be left as they are", trial=s.trials)
             else:
                 if check is not None:
                     j, expected = check
                     self.checked += 1
                     s.check_output(r.done.outputs[j], slots[j], expected, placed[j],
-                                   f"output of timed call {n}.{j} (checked in secret)", s.job.trials)
+                                   f"output of timed call {n}.{j} (checked in secret)", s.trials)
             self.before_open.append((r.t_open - r.t_ready) * 1e3)
 
     # ------------------------------------------------------------------ steps in lockstep
@@ -216,7 +213,7 @@ class Interleaved:
         try:
             data = fn()
         except WorkerFault as f:
-            s.fault(f, s.job.trials)
+            s.fault(f, s.trials)
         except Stop:
             raise
         except Exception:  # noqa: BLE001 - a harness bug
@@ -297,12 +294,10 @@ class Interleaved:
         # equally often. The first half of a sample goes right after an empty run on its own
         # worker, the second right after the other worker: E R C | W C R | E R C ..., the
         # empty run E (on the reference worker: the floor) and the warm-up W (on the
-        # candidate's, never timed) taking the start after the gap.
-        # Before: with E always after the pair the reference started warm twice as often
-        # (references timed against themselves read 0.91-0.99, H100, 2026-11-25); with
-        # E R C | C R E the candidate's half was the one to start after the gap in every odd
-        # sample, the reference's never (0.95-0.98 on long calls: allgather_kv_attention,
-        # ddp_mlp_adam_step, allgather_gemm_k_sharded, blocked_fp8_*).
+        # candidate's, never timed) taking the start after the gap. Other orders bias a
+        # reference timed against itself: E after every pair starts the reference warm
+        # twice as often (0.91-0.99, H100); E R C | C R E starts only the candidate's half
+        # after the gap (0.95-0.98 on long calls: allgather_kv_attention, ddp_mlp_adam_step).
         e = None
         if n % 2 == 0:
             e = self.empty_half(len(sets)) if empty else None
@@ -568,7 +563,7 @@ class Interleaved:
             done_n = len(self.cand_win)
             # The interval that matters is the speedup's: paired ratios cancel the drift
             # that both halves of a sample share, which each half's own interval keeps.
-            if done_n >= self.cfg.min_calls and stats.rel_ci_of_median(self.ratios()) <= self.cfg.target_rel_ci:
+            if done_n >= self.cfg.min_calls and rel_ci_of_median(self.ratios()) <= self.cfg.target_rel_ci:
                 return "stable"
             if done_n >= self.cfg.max_calls:
                 return "max_calls"

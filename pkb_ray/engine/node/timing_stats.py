@@ -1,30 +1,13 @@
-"""Statistics of timed samples: medians, their confidence, and the speedup's interval.
+"""The speedup's interval: a paired bootstrap, widened by the spread between evaluations.
 
-Pure functions of numbers; used by the judges (when to stop sampling) and the node (the
-interval it reports).
+Pure functions of numbers, run by the node on the judges' samples (a median's own confidence,
+which the judges read too, is protocol/timing.py's rel_ci_of_median).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Sequence
-
-
-def rel_ci_of_median(samples: Sequence[float]) -> float:
-    """Relative half-width of a distribution-free 95% confidence interval of the median
-    (order statistics)."""
-    n = len(samples)
-    if n < 3:
-        return math.inf
-    s = sorted(samples)
-    med = statistics.median(s)
-    if med <= 0:
-        return math.inf
-    k = 1.96 * math.sqrt(n) / 2
-    lo = s[max(0, math.floor(n / 2 - k))]
-    hi = s[min(n - 1, math.ceil(n / 2 + k))]
-    return (hi - lo) / 2 / med
 
 
 BETWEEN_EVALUATIONS_SD = {"cpu": 0.048, "cuda": 0.010}
@@ -50,9 +33,8 @@ the same confidence).
 
 cpu: every evaluation has a fresh pair of worker processes, and which of them runs its calls
 faster holds for the whole evaluation: 36 references timed against themselves (three CPU
-self-checks of 12, 2-core CPU machine, harness 0.4.2's scheduling, 2026-11-26) spread by
-0.066 in log(speedup) about a geomean of 0.997, where their own intervals said 0.045:
-sqrt(0.066^2 - 0.045^2) = 0.048 (benchmarks/results/cpu_selfcheck_2026-11-26). Not a bias
+self-checks of 12, 2-core CPU machine) spread by 0.066 in log(speedup) about a geomean of
+0.997, where their own intervals said 0.045: sqrt(0.066^2 - 0.045^2) = 0.048. Not a bias
 (the geomean is 1.00) but a draw per evaluation, which an interval must cover.
 
 cuda: the same per-process draw, smaller: the same reference's self-speedup moved by a few
@@ -62,9 +44,7 @@ Set by scripts/between_evaluations.py --samples: the smallest spread on its grid
 widened intervals hold 1.0 in 95% of 99 references timed against themselves at world size 1
 on one H100, each interval recomputed unwidened from its samples with this estimator (84%
 hold with no term); on a second run of all 99, held out of the fit, 94.9% hold with it (83%
-without). benchmarks/results/ws1_0.4.4_2026-11-26/between_evaluations_fit_0.4.5.json and
-_heldout_0.4.5.json. (0.008 was fitted first on 0.4.3's intervals, the medians' ratio: those
-were wider, and the pairs' narrower intervals held 1.0 in only 94% with it.)"""
+without). 0.008 holds 1.0 in only 94% of the pairs' intervals."""
 
 
 def widened_bounds(point: float, lo: float, hi: float, between_sd: float,
@@ -87,8 +67,7 @@ def speedup_interval(ref: Sequence[float], cand: Sequence[float], confidence: fl
     bootstrap interval over those ratios. scipy's BCa bootstrap; percentile when BCa cannot
     be computed (e.g. all ratios equal). `between_sd`: the device's BETWEEN_EVALUATIONS_SD.
 
-    Why the pair's ratio and not the ratio of the halves' medians (harness 0.4.4 and
-    earlier): both halves of a sample run the same fresh inputs, back to back. Where the
+    Why the pair's ratio and not the ratio of the halves' medians: both halves of a sample run the same fresh inputs, back to back. Where the
     work depends on the inputs (routing, sorting, sampling), one sample's calls cost tens of
     percent more than the next's for both halves alike; each half's median keeps that
     spread, the pair's ratio cancels it (moe_ep_fused_forward_lora: each half's samples
@@ -97,7 +76,7 @@ def speedup_interval(ref: Sequence[float], cand: Sequence[float], confidence: fl
     the ratios spread more than either half, and the median of them is no worse for it.
     Over every reference timed against itself (99, one H100, world size 1, the same samples),
     points beyond +-3%: 5 against 12 (rms of log(speedup) 0.014 against 0.023), and 8 against
-    12 in a second run (benchmarks/results/ws1_0.4.4_2026-11-26/NOTES.md, estimators.md).
+    12 in a second run.
     Raises ValueError on a time that is not finite and positive: evidence.figures never
     makes one, so one would be a harness bug."""
     import numpy as np

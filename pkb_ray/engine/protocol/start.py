@@ -23,13 +23,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
-from pkb_ray.engine.wire import messages as m
+from pkb_ray.engine.protocol import codec
 
-R = TypeVar("R", bound=m.Message)
+R = TypeVar("R", bound=codec.Message)
 
 
 @dataclass(frozen=True)
-class JudgeStart(m.Message):
+class JudgeStart(codec.Message):
     """A judge (engine/judge/main.py): its rank of the judges' group, met on the node's TCP
     store, and the two descriptors it inherits."""
     op: ClassVar[str] = "judge_start"
@@ -45,11 +45,11 @@ class JudgeStart(m.Message):
     gate_timeout_us: int
     group_timeout_s: float
     core: int = -1
-    """The core this judge runs on (engine/cpu_pins.py); -1: the scheduler's choice."""
+    """The core this judge runs on (engine/node/cpu_pins.py); -1: the scheduler's choice."""
 
 
 @dataclass(frozen=True)
-class WorkerStart(m.Message):
+class WorkerStart(codec.Message):
     """A worker zygote (engine/worker/zygote.py): one rank per channel, each set up (device
     and process group) right after the fork, before its candidate exists: a sandbox started
     ahead of its evaluation has paid for its CUDA context and group already."""
@@ -62,7 +62,7 @@ class WorkerStart(m.Message):
     channel_fds: list[int]
     """Rank r's end of its channel to judge r."""
     cores: list[int] = field(default_factory=list)
-    """Rank r's core (engine/cpu_pins.py), pinned before the candidate exists; empty: none."""
+    """Rank r's core (engine/node/cpu_pins.py), pinned before the candidate exists; empty: none."""
     yields: bool = False
     """Its ranks run at SCHED_IDLE: the candidate's pinned ones on cuda, both workers' on cpu
     (cpu_pins.yields says why)."""
@@ -71,7 +71,7 @@ class WorkerStart(m.Message):
 
 
 @dataclass(frozen=True)
-class BuildStart(m.Message):
+class BuildStart(codec.Message):
     """The build probe (engine/worker/build_probe.py): import the candidate once, so that
     what it compiles lands in the sandbox's extension directory."""
     op: ClassVar[str] = "build_start"
@@ -80,7 +80,7 @@ class BuildStart(m.Message):
 
 
 @dataclass(frozen=True)
-class BuildProbed(m.Message):
+class BuildProbed(codec.Message):
     """The build probe's answer, its last line of output. The candidate's code ran in that
     process and can write it: it only ever fails its own build."""
     op: ClassVar[str] = "build_probed"
@@ -90,7 +90,7 @@ class BuildProbed(m.Message):
 
 
 @dataclass(frozen=True)
-class AgentStart(m.Message):
+class AgentStart(codec.Message):
     """The agent's ranks (engine/worker/agent_rank.py): the model's script or a profile of its
     module, on every rank."""
     op: ClassVar[str] = "agent_start"
@@ -103,7 +103,7 @@ class AgentStart(m.Message):
 
 
 @dataclass(frozen=True)
-class ProfileStart(m.Message):
+class ProfileStart(codec.Message):
     """The hardware probe (engine/hardware.py): measure this node's profile."""
     op: ClassVar[str] = "profile_start"
     fingerprint: str
@@ -112,4 +112,4 @@ class ProfileStart(m.Message):
 def payload(expected: type[R]) -> R:
     """In the child: the record it was started with (argv[1]), every field's type checked.
     Raises wire.frames.ProtocolError when it is not an `expected`."""
-    return m.decode(json.loads(sys.argv[1]), (expected,))  # type: ignore[return-value]
+    return codec.decode(json.loads(sys.argv[1]), (expected,))  # type: ignore[return-value]

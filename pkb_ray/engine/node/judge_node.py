@@ -1,9 +1,9 @@
-"""The node: judges kept across candidates, one fresh sandbox per candidate, the verdicts.
+"""One GPU group's judges, kept across candidates, and a fresh sandbox per candidate.
 
-    node = JudgeNode(NodeSpec(device="cuda", world_size=2, ...)); node.start()
-    outcome = node.run(JobSpec(...))
+    node = JudgeNode(NodeSpec(device="cuda", world_size=2, gpus=(0, 1), ...))
+    outcome = node.run(JudgeJob(...), extensions_from, start_s, deadline_s)
 
-The node process itself never imports candidate code and never touches CUDA. It starts
+Runs in the node's process, which never imports candidate code and never touches CUDA. It starts
 one judge per GPU (fresh interpreters, allow-listed environment), a TCP store they meet on
 and the page their own launch gate polls. For each candidate it takes a sandbox that was
 started ahead (its zygote has already imported torch: 1-3 s off the candidate's clock) and
@@ -25,11 +25,13 @@ import uuid
 import dataclasses
 from dataclasses import dataclass, field
 
-from pkb_ray.engine import cpu_pins, launch, nccl_stub
-from pkb_ray.engine.judge.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
-from pkb_ray.engine.wire import frames, messages as m
+from pkb_ray.engine import launch, nccl_stub
+from pkb_ray.engine.node import cpu_pins
+from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
+from pkb_ray.engine.protocol import codec
+from pkb_ray.engine.wire import frames
 from pkb_ray.engine.wire.gate import GatePage
-from pkb_ray.engine.worker.reap import ends_in
+from pkb_ray.engine.protocol.rank_ends import ends_in
 
 JUDGE_START_S = 180.0
 GRACE_S = 0.5
@@ -44,7 +46,9 @@ class JudgesBroken(RuntimeError):
 class NodeSpec:
     device: str
     world_size: int
-    cuda_visible_devices: str | None
+    gpus: tuple[int, ...] | None
+    """The GPUs its judges and sandboxes use, by the node's indices (None: those this
+    process sees)."""
     plan: launch.SandboxPlan
     torch_cuda_arch_list: str
     cache_dirs: tuple[str, ...]
@@ -103,11 +107,11 @@ class _Sandbox:
 class JudgeNode:
     def __init__(self, spec: NodeSpec) -> None:
         self.spec = spec
-        self.gpus = launch.gpu_set(spec.cuda_visible_devices, spec.world_size) if spec.device == "cuda" else ()
-        """The node's GPUs its judges and sandboxes hold (None: not named by index)."""
-        self.cvd = spec.cuda_visible_devices
-        if self.cvd is None and self.gpus:  # `pkb eval` on a bigger node: the first world_size GPUs
-            self.cvd = ",".join(map(str, self.gpus))
+        self.gpus = launch.first_gpus(spec.gpus, spec.world_size) if spec.device == "cuda" else ()
+        """The node's GPUs its judges and sandboxes hold."""
+        self.visible = spec.gpus if spec.gpus is not None else (self.gpus or None)
+        """What its children's CUDA_VISIBLE_DEVICES names (`pkb eval` on a bigger node with
+        none named: the first world_size GPUs)."""
         self.judges: list[_Judge] = []
         self.store = None
         self.ref_page_fd: int | None = None
@@ -124,7 +128,7 @@ class JudgeNode:
         ws = self.spec.world_size
         self.store = dist.TCPStore("127.0.0.1", 0, ws, True, wait_for_workers=False)
         self.ref_page_fd = GatePage.create_fd()
-        env = launch.child_env(self.spec.device, ws, self.cvd, sandboxed=False)
+        env = launch.child_env(self.spec.device, ws, self.visible, sandboxed=False)
         for r in range(ws):
             ours, theirs = socket.socketpair()
             start = launch.JudgeStart(rank=r, world_size=ws, device=self.spec.device, store_port=self.store.port,
@@ -142,7 +146,7 @@ class JudgeNode:
         for j in self.judges:
             try:
                 obj, _ = j.reader.recv(timeout_s=JUDGE_START_S)
-                m.decode(obj, (JudgeReady,))
+                codec.decode(obj, (JudgeReady,))
             except (frames.FrameTimeout, frames.ProtocolError) as e:
                 self.stop()
                 raise JudgesBroken(f"judge {j.rank} did not start: {e}") from e
@@ -150,7 +154,7 @@ class JudgeNode:
     def stop(self) -> None:
         for j in self.judges:
             try:
-                frames.send(j.sock, m.to_wire(Quit()))
+                frames.send(j.sock, codec.to_wire(Quit()))
             except OSError:
                 pass
         for j in self.judges:
@@ -178,7 +182,7 @@ class JudgeNode:
         start = launch.WorkerStart(device=spec.device, world_size=spec.world_size, guard=guard, channel_fds=fds,
                                   cores=[c.workers for c in spec.cores], setup_cores=list(spec.setup_cores),
                                   yields=cpu_pins.yields(spec.device, role, pinned=bool(spec.cores)))
-        env = launch.child_env(spec.device, spec.world_size, self.cvd, torch_cuda_arch_list=spec.torch_cuda_arch_list)
+        env = launch.child_env(spec.device, spec.world_size, self.visible, torch_cuda_arch_list=spec.torch_cuda_arch_list)
         box = launch.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
                                binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0), gpus=self.gpus)
         proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
@@ -199,10 +203,9 @@ class JudgeNode:
     def _take_sandbox(self, role: str, guard: bool) -> _Sandbox:
         spare = self.spares.pop(role, None)
         # A spare whose rank already ended is no sandbox: its ranks set up their device as
-        # soon as they were forked, and one started while the previous evaluation filled the
-        # GPU died there; taken, it made the next evaluation a harness_error ("the worker
-        # ended during start-up": ulysses_all_to_all_dims after tp_rmsnorm_sharded_hidden,
-        # H100, 2026-11-26).
+        # soon as they were forked, so one started while the previous evaluation filled the
+        # GPU can die there; taken, it would make the next evaluation a harness_error ("the
+        # worker ended during start-up").
         if spare is not None and spare.proc.alive() and spare.guard == guard \
                 and not ends_in(spare.proc.log_tail("zygote.log", 2000)):
             return spare
@@ -223,94 +226,131 @@ class JudgeNode:
             footprint_bytes: int = 0) -> NodeOutcome:
         """Evaluate one candidate: `job` as every judge gets it, but its eval_id and seed
         (made here: the seed from os.urandom, for this evaluation alone). `footprint_bytes`:
-        what one call touches per rank, which sizes the sandboxes' memory (launch/bounds.py)."""
+        what one call touches per rank, which sizes the sandboxes' memory (launch/bounds.py).
+
+        The phases: take the sandboxes (and start the next ones), make them ready, hand
+        every judge its job, collect the reports, wind up (logs, bounds, what the sandbox
+        did)."""
         self.start()
         t0 = time.monotonic()
         out = NodeOutcome()
-        timed = job.time_candidate
-        sb = self._take_sandbox("candidate", job.guard)
-        # The reference is timed in a worker of the same kind as the candidate's: the same
-        # sandbox, launch, gate and clock (engine/judge/timing/__init__.py says why).
-        ref = self._take_sandbox("reference", False) if timed else None
-        # The next evaluation's sandboxes start now, their imports overlapping this one,
-        # where the GPU's ranks have cores of their own. On cpu the ranks share the
-        # machine's cores with everything: two zygotes importing torch took cores from this
-        # evaluation's timing phase, and the spread of references timed against themselves
-        # fell from 0.094 to 0.066 in log(speedup) with them started after it (36 each,
-        # 2-core CPU machine, same sweep time: engine/cpu_pins.py).
-        overlap = self.spec.device != "cpu"
-        if overlap:
-            self.prewarm(job.guard, timed)
+        sb, ref = self._take_sandboxes(job, footprint_bytes, out)
         boxes = [sb] + ([ref] if ref is not None else [])
-        for box in boxes:  # started before their problem was known: sized for it now
-            box.proc.bounds.resize(self._bounds(footprint_bytes))
-        out.bounds = "; ".join(filter(None, [sb.proc.bounds.text, sb.proc.gpus_text]))
         try:
-            if extensions_from and os.path.isdir(extensions_from):
-                try:
-                    launch.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
-                except launch.TreeRefused as exc:  # the sandbox's directory was tampered with before this candidate
-                    out.harness_error = f"the prebuilt extensions could not be copied in: {exc}"
-                    return out
-            t_wait = time.monotonic()
-            for box in boxes:
-                if not box.proc.wait_ready(max(0.0, start_s - (time.monotonic() - t_wait))):
-                    what = "the sandbox" if box is sb else "the reference worker's sandbox"
-                    out.harness_error = (f"{what} did not start: "
-                                         + (box.proc.log_tail("zygote.log", 2000).strip() or "no output"))
-                    return out
-            out.sandbox_wait_s = time.monotonic() - t_wait
-            eval_id = uuid.uuid4().hex[:12]
-            page_fds = [GatePage.create_fd() for _ in boxes]
-            seed = int.from_bytes(os.urandom(8), "little") & ((1 << 62) - 1)
-            msg = dataclasses.replace(job, eval_id=eval_id, seed=seed, candidate_root_pid=sb.proc.popen.pid,
-                                      reference_root_pid=ref.proc.popen.pid if ref is not None else 0)
-            try:
-                for r, j in enumerate(self.judges):
-                    fds = [fd for box, page in zip(boxes, page_fds) for fd in (box.ends[r].fileno(), page)]
-                    frames.send(j.sock, m.to_wire(msg), fds)
-            except OSError as e:
-                raise JudgesBroken(f"a judge is gone: {e}") from e
-            finally:
-                for fd in page_fds:
-                    os.close(fd)
-                for box in boxes:
-                    for end in box.ends:
-                        end.close()
-            self._collect(out, eval_id, sb, t0, deadline_s, also_stop=ref)
-            if out.stopped_at is None:
-                # Every judge reported before the sandbox had to be stopped; it is stopped
-                # below. A worker that died may not have its end (SIGSEGV, an exit code) in
-                # the zygote's log yet on a loaded machine (CI saw the signal missing): the
-                # same wait as before a stop, ending at the line.
-                for _, rank, e in out.events:
-                    if e.worker_gone:
-                        _wait_for_end(sb.proc, rank, 2.0)
+            if self._make_ready(sb, boxes, extensions_from, start_s, out):
+                eval_id = self._hand_out(job, sb, ref)
+                self._collect(out, eval_id, sb, t0, deadline_s, also_stop=ref)
+                if out.stopped_at is None:
+                    # Every judge reported before the sandbox had to be stopped; it is
+                    # stopped below. On a loaded machine the zygote can write a dead
+                    # worker's end (SIGSEGV, an exit code) after its judge reported.
+                    self._await_ends(out, sb)
         except JudgesBroken as e:
             out.harness_error = str(e)
             for box in boxes:
                 box.proc.kill()
             self.stop()  # started afresh for the next candidate
         finally:
-            for box in boxes:
-                box.proc.kill(wait=False)
-            if not overlap and self.judges:  # after stop() the next run starts everything afresh
-                self.prewarm(job.guard, timed)
-            names = ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]
-            out.logs = {name: sb.proc.log_tail(name) for name in names}
-            if ref is not None and out.harness_error:
-                # The reference worker runs harness code only: its logs explain a harness error.
-                out.logs.update({f"reference {name}": ref.proc.log_tail(name) for name in names})
-            out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
-            out.store_bytes = launch.sandbox_file_bytes(sb.proc.workdir, "store")
-            out.resource_limit = "; ".join(sb.proc.bounds.hit())
-            out.peaks = sb.proc.bounds.group.peaks() if sb.proc.bounds.group is not None else {}
-            if ref is not None and ref.proc.bounds.hit() and not out.harness_error:
-                out.harness_error = "the reference worker reached its bound: " + "; ".join(ref.proc.bounds.hit())
-            for box in boxes:
-                box.proc.cleanup_later()
+            self._wind_up(out, job, sb, ref)
             out.wall_s = time.monotonic() - t0
         return out
+
+    @property
+    def _overlaps(self) -> bool:
+        """Whether the next evaluation's sandboxes start while this one runs: where the GPU's
+        ranks have cores of their own. On cpu the ranks share the machine's cores with
+        everything, and two zygotes importing torch take cores from this evaluation's
+        timing phase: references timed against themselves spread by 0.094 in log(speedup)
+        with them overlapping, 0.066 with them started after (36 each, 2-core CPU machine,
+        the same sweep time: node/cpu_pins.py)."""
+        return self.spec.device != "cpu"
+
+    def _take_sandboxes(self, job: JudgeJob, footprint_bytes: int,
+                        out: NodeOutcome) -> tuple[_Sandbox, _Sandbox | None]:
+        """The candidate's sandbox and, for a timed job, the reference's: a worker of the
+        same kind, with the same sandbox, launch, gate and clock (judge/timing/__init__.py
+        says why). Both were started before their problem was known: sized for it now."""
+        sb = self._take_sandbox("candidate", job.request.guard)
+        ref = self._take_sandbox("reference", False) if job.timed else None
+        if self._overlaps:
+            self.prewarm(job.request.guard, job.timed)
+        for box in [sb] + ([ref] if ref is not None else []):
+            box.proc.bounds.resize(self._bounds(footprint_bytes))
+        out.bounds = "; ".join(filter(None, [sb.proc.bounds.text, sb.proc.gpus_text]))
+        return sb, ref
+
+    def _make_ready(self, sb: _Sandbox, boxes: list[_Sandbox], extensions_from: str | None, start_s: float,
+                    out: NodeOutcome) -> bool:
+        """The prebuilt extensions copied in, every worker started up; False (and why, in
+        `out`) where that failed."""
+        if extensions_from and os.path.isdir(extensions_from):
+            try:
+                launch.copy_tree_in(extensions_from, os.path.join(sb.proc.workdir, "ext"), self.spec.plan)
+            except launch.TreeRefused as exc:  # the sandbox's directory was tampered with before this candidate
+                out.harness_error = f"the prebuilt extensions could not be copied in: {exc}"
+                return False
+        t_wait = time.monotonic()
+        for box in boxes:
+            if not box.proc.wait_ready(max(0.0, start_s - (time.monotonic() - t_wait))):
+                what = "the sandbox" if box is sb else "the reference worker's sandbox"
+                out.harness_error = (f"{what} did not start: "
+                                     + (box.proc.log_tail("zygote.log", 2000).strip() or "no output"))
+                return False
+        out.sandbox_wait_s = time.monotonic() - t_wait
+        return True
+
+    def _hand_out(self, job: JudgeJob, sb: _Sandbox, ref: _Sandbox | None) -> str:
+        """Every judge its job, this evaluation's id and secret, and its ends of the workers'
+        channels and gate pages (the node keeps none of them); returns the evaluation's id."""
+        boxes = [sb] + ([ref] if ref is not None else [])
+        eval_id = uuid.uuid4().hex[:12]
+        page_fds = [GatePage.create_fd() for _ in boxes]
+        seed = int.from_bytes(os.urandom(8), "little") & ((1 << 62) - 1)
+        msg = dataclasses.replace(job, eval_id=eval_id, seed=seed, candidate_root_pid=sb.proc.popen.pid,
+                                  reference_root_pid=ref.proc.popen.pid if ref is not None else 0)
+        try:
+            for r, j in enumerate(self.judges):
+                fds = [fd for box, page in zip(boxes, page_fds) for fd in (box.ends[r].fileno(), page)]
+                frames.send(j.sock, codec.to_wire(msg), fds)
+        except OSError as e:
+            raise JudgesBroken(f"a judge is gone: {e}") from e
+        finally:
+            for fd in page_fds:
+                os.close(fd)
+            for box in boxes:
+                for end in box.ends:
+                    end.close()
+        return eval_id
+
+    def _wind_up(self, out: NodeOutcome, job: JudgeJob, sb: _Sandbox, ref: _Sandbox | None) -> None:
+        """Stop the sandboxes; keep their logs, what they reached and held."""
+        boxes = [sb] + ([ref] if ref is not None else [])
+        for box in boxes:
+            box.proc.kill(wait=False)
+        if not self._overlaps and self.judges:  # after stop() the next run starts everything afresh
+            self.prewarm(job.request.guard, job.timed)
+        names = ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]
+        out.logs = {name: sb.proc.log_tail(name) for name in names}
+        if ref is not None and out.harness_error:
+            # The reference worker runs harness code only: its logs explain a harness error.
+            out.logs.update({f"reference {name}": ref.proc.log_tail(name) for name in names})
+        out.nccl_refused = sb.proc.log_tail(nccl_stub.MARKER, 500).strip()
+        out.store_bytes = launch.sandbox_file_bytes(sb.proc.workdir, "store")
+        out.resource_limit = "; ".join(sb.proc.bounds.hit())
+        out.peaks = sb.proc.bounds.group.peaks() if sb.proc.bounds.group is not None else {}
+        if ref is not None and ref.proc.bounds.hit() and not out.harness_error:
+            out.harness_error = "the reference worker reached its bound: " + "; ".join(ref.proc.bounds.hit())
+        for box in boxes:
+            box.proc.cleanup_later()
+
+    @staticmethod
+    def _await_ends(out: NodeOutcome, sb: _Sandbox) -> None:
+        """Give the zygote the moment it needs to write how each gone worker ended (a signal,
+        an exit code): milliseconds on an idle machine, more than 0.3 s on a 2-core one at
+        load 7. The wait, up to 2 s a rank, ends at the line."""
+        for _, rank, e in out.events:
+            if e.worker_gone:
+                _wait_for_end(sb.proc, rank, 2.0)
 
     def _collect(self, out: NodeOutcome, eval_id: str, sb: _Sandbox, t0: float, deadline_s: float,
                  also_stop: _Sandbox | None = None) -> None:
@@ -320,13 +360,8 @@ class JudgeNode:
         kill_at: float | None = None
         while len(out.reports) < len(self.judges):
             if kill_at is not None and out.stopped_at is None and time.monotonic() >= kill_at:
-                # Let the zygote write how any rank that is already gone ended (a signal, an
-                # exit code) before everything in the sandbox is stopped at once. It writes
-                # within milliseconds on an idle machine; 0.3 s was too short on a 2-core one
-                # at load 7 (the message lost its SIGSEGV). The wait ends at the line.
-                for _, rank, e in out.events:
-                    if e.worker_gone:
-                        _wait_for_end(sb.proc, rank, 2.0)
+                # How each gone rank ended is written before everything in the sandbox stops.
+                self._await_ends(out, sb)
                 sb.proc.kill()
                 if also_stop is not None:
                     also_stop.proc.kill()
@@ -354,7 +389,7 @@ class JudgeNode:
                     obj, _ = j.reader.recv(timeout_s=30)
                 except (frames.ProtocolError, frames.FrameTimeout) as e:
                     raise JudgesBroken(f"judge {j.rank}: {e}") from e
-                msg = m.decode(obj, (JudgeEvent, JudgeReport))
+                msg = codec.decode(obj, (JudgeEvent, JudgeReport))
                 if getattr(msg, "eval_id", eval_id) != eval_id:
                     continue
                 if isinstance(msg, JudgeEvent):

@@ -17,8 +17,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pkb_ray.engine import reference_timings
-from pkb_ray.engine.judge.control import TimingMode
+from pkb_ray.engine.node import reference_timings
+from pkb_ray.engine.protocol.timing import TimingMode
 
 _lock = threading.Lock()
 

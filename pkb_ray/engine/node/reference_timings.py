@@ -1,7 +1,7 @@
 """The on-disk cache of reference timings (what the last interleaved evaluation measured).
 
 Keyed by (problem id, problem version, world size, size, device, hardware fingerprint,
-harness version) and the timing settings. Reference outputs are not cached any more: they
+harness version) and the timing settings. Reference outputs are not cached: they
 come from secret seeds drawn for each evaluation, in milliseconds on the judges' GPUs.
 Only the node writes here; no worker can see this directory. Writes are atomic (temp
 file + rename), so a process killed mid-write leaves no torn entry.

@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import statistics
 
-from pkb_ray.engine.judge.control import TimingSamples
+from pkb_ray.engine.protocol.timing import LEAST_SHARE, TimingSamples, rel_ci_of_median
 from pkb_ray.records import TimingEvidence
 
-from . import stats
 
-LEAST_SHARE = 0.01
-"""One sample's figure is never below this share of the floor (per call): a window that
-came out under the floor is noise around a call the median says is measurable (a sample
-below the floor would otherwise be zero or negative, and its ratio infinite)."""
 DISAGREE = 0.5
 """The candidate worker's own clock below this fraction of what the reference worker's
 own clock says of itself (both against the judge's figure) flags the evaluation."""
@@ -46,8 +41,8 @@ def evidence(s: TimingSamples) -> tuple[TimingEvidence, list[float], list[float]
     ev = TimingEvidence(
         instrument="judge_window", samples=len(cand), calls_per_sample=k, gated=s.gated, stopped=s.stopped,
         floor_ms=s.floor_ms, floor_curve_ms=[list(map(float, p)) for p in s.floor_curve_ms],
-        reference_rel_ci=_finite(stats.rel_ci_of_median(ref)),
-        candidate_rel_ci=_finite(stats.rel_ci_of_median(cand)),
+        reference_rel_ci=_finite(rel_ci_of_median(ref)),
+        candidate_rel_ci=_finite(rel_ci_of_median(cand)),
         candidate_report_ratio=report_ratio(s.candidate_report_ms, cand, k),
         reference_report_ratio=report_ratio(s.reference_report_ms, ref, k),
         unmeasurable=s.unmeasurable, before_open_ms=s.before_open_ms, impossible=list(s.impossible),

@@ -5,13 +5,13 @@ One actor per GPU breaks symmetric memory (each process sees its GPU as cuda:0 a
 rendezvous fails with "detected allocations from overlapping devices"; docs/design.md), so on
 GPU clusters there is one actor per node, in a placement group whose single bundle holds
 all that node's GPUs (STRICT_PACK, pinned to the node). The actor lends each evaluation a
-group of `world_size` of them (engine/gpu_groups.py, by the measured topology) and runs as
+group of `world_size` of them (engine/node/gpu_groups.py, by the measured topology) and runs as
 many evaluations at once as there are groups: 4 at world size 2 on an 8-GPU node; one in
 exclusive mode. Ray runs its methods in threads for that (max_concurrency).
 
-The actor never runs candidate code and never initialises CUDA itself: each group has its
-judges (engine/node.py, kept across candidates) and a fresh sandbox of workers for each
-candidate, with CUDA_VISIBLE_DEVICES set to the group's GPUs; a candidate that crashes,
+The actor never runs candidate code and never initialises CUDA itself: it owns its groups'
+judges (node/judge_node.py, kept across candidates in its JudgeNodes) and starts a fresh
+sandbox of workers for each candidate, with CUDA_VISIBLE_DEVICES set to the group's GPUs; a candidate that crashes,
 hangs or corrupts its GPU context dies with its workers. If the actor process itself dies
 (node trouble), Ray restarts it (max_restarts) and the driver requeues every evaluation it
 had in flight.
@@ -26,12 +26,13 @@ import ray
 from ray.util.placement_group import placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from pkb_ray.engine import gpu_groups, hardware
-from pkb_ray.engine.env import scrub_secrets
-from pkb_ray.engine.evaluation import DEFAULT_LOADER, evaluate, node_profile, shutdown
+from pkb_ray.engine import hardware, launch
 from pkb_ray.engine.build import BuildResult
-from pkb_ray.engine.request import EvalRequest
+from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.launch import close_run_root, exit_on_sigterm
+from pkb_ray.engine.node import gpu_groups
+from pkb_ray.engine.node.evaluation import DEFAULT_LOADER, JudgeNodes, conclude, evaluate, measure, node_profile
+from pkb_ray.engine.request import EvalRequest
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4
@@ -51,13 +52,16 @@ class _NodeEvaluator:
         # given Ray's fake GPU resources they are slots: groups form the same way, and the
         # ranks run on CPU.
         ids = [str(i) for i in ray.get_gpu_ids()]
-        self.cuda_visible_devices: str | None = None
+        self.node_gpus: tuple[int, ...] | None = None
+        """Every GPU of the node by its index (None: those this process sees)."""
         if device == "cuda":
-            self.cuda_visible_devices = ",".join(ids) if ids else os.environ.get("CUDA_VISIBLE_DEVICES")
+            self.node_gpus = launch.visible_gpus(",".join(ids) if ids else None)
         gpus = [int(i) for i in ids] if ids and all(i.isdigit() for i in ids) else []
         topology = gpu_groups.measure(gpus) if device == "cuda" else gpu_groups.uniform(gpus)
         self.groups = gpu_groups.GpuGroups(gpus, topology, exclusive=exclusive)
-        self._fingerprint = hardware.fingerprint(device, self.cuda_visible_devices)
+        self.judges = JudgeNodes()
+        """Each group's judges, kept across candidates (one node per group and settings)."""
+        self._fingerprint = hardware.fingerprint(device, self.node_gpus)
 
     def slots(self, world_size: int) -> int:
         """How many evaluations of `world_size` this node runs at once (the driver hands it
@@ -67,26 +71,25 @@ class _NodeEvaluator:
     def evaluate(self, request: EvalRequest, build: BuildResult | None = None) -> EvalResult:
         """Evaluate one candidate on a group of this node's GPUs (waiting for one); `build`
         (optional) is its prebuild result from a CPU worker."""
-        with self.groups.lend(request.world_size) as lease:
-            result = evaluate(request, self.load_problem, build=build, lease=lease)
-        result.co_tenancy = lease.co_tenancy  # final: no other lease can raise it now
-        return result
+        with self.groups.lend(request.eval.world_size) as lease:
+            found = measure(request, self.load_problem, build=build, lease=lease, nodes=self.judges)
+        return conclude(found, lease.co_tenancy)  # the lease has ended: its co-tenancy is final
 
     def run_tool(self, world_size: int, tool: Callable[..., Any], *args: Any) -> Any:
-        """`tool(evaluate, cuda_visible_devices, *args)` run on a group of `world_size` of
+        """`tool(evaluate, gpus, *args)` run on a group of `world_size` of
         this node's GPUs: a caller's tool (the tool agent's calls) evaluates through the
         group like any candidate and runs on its GPUs. The caller hands its tool in; the
         engine names no tool."""
         with self.groups.lend(world_size) as lease:
             def evaluate_here(req: EvalRequest, b: BuildResult | None) -> EvalResult:
-                return evaluate(req, self.load_problem, build=b, lease=lease)
+                return evaluate(req, self.load_problem, build=b, lease=lease, nodes=self.judges)
 
-            return tool(evaluate_here, lease.cuda_visible_devices, *args)
+            return tool(evaluate_here, lease.gpus or None, *args)
 
     def close(self) -> None:
         """Stop the judges and every sandbox, and remove this node's run root (the sweep
         calls it at its end; Ray then ends the actor without its exit handlers)."""
-        shutdown()
+        self.judges.close()
         close_run_root()
 
     def fingerprint(self) -> str:
@@ -95,10 +98,11 @@ class _NodeEvaluator:
     def hardware_profile(self, cache_dir: str) -> hardware.HardwareProfile | None:
         """This node's measured profile (cached under cache_dir/hardware; measured in a fresh
         rank process when absent, so this actor stays CUDA-free); None on cpu."""
-        return node_profile(self.device, cache_dir, self.cuda_visible_devices)
+        return node_profile(self.device, cache_dir, self.node_gpus)
 
     def info(self) -> dict[str, Any]:
-        return {"device": self.device, "cuda_visible_devices": self.cuda_visible_devices,
+        gpus = ",".join(map(str, self.node_gpus)) if self.node_gpus is not None else None
+        return {"device": self.device, "cuda_visible_devices": gpus,
                 "gpus": list(self.groups.gpus), "exclusive": self.groups.exclusive,
                 "topology": self.groups.topology.source,
                 "fingerprint": self._fingerprint, "pid": os.getpid(),

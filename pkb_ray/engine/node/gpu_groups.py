@@ -12,7 +12,7 @@ not overtaken by later 2-GPU ones, so mixed world sizes pack without starving th
 (Backfilling smaller requests around a waiting large one would use GPUs better for a while
 and can starve it indefinitely; a sweep's requests are nearly all one size anyway.)
 
-`exclusive` lends one group at a time: today's one evaluation per node, for publication-grade
+`exclusive` lends one group at a time: one evaluation per node, for publication-grade
 timing where no neighbour shares the host, the PCIe switches or the NVSwitch fabric.
 """
 
@@ -141,14 +141,6 @@ class Lease:
     node_gpus: tuple[int, ...] = ()
     """Every GPU of the node: what its hardware fingerprint and profile name (as before
     groups), so a result's hardware does not depend on which group it ran on."""
-
-    @property
-    def cuda_visible_devices(self) -> str | None:
-        return ",".join(str(g) for g in self.gpus) if self.gpus else None
-
-    @property
-    def node_cuda_visible_devices(self) -> str | None:
-        return ",".join(str(g) for g in self.node_gpus) if self.node_gpus else None
 
     @property
     def sharing(self) -> str:
