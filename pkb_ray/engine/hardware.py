@@ -52,6 +52,12 @@ def _nvidia_smi(*args: str) -> str:
         return ""
 
 
+def gpu_count() -> int:
+    """GPUs on this machine as nvidia-smi lists them (0 without it): a count that leaves
+    CUDA uninitialised in the asking process."""
+    return sum(1 for line in _nvidia_smi("-L").splitlines() if line.startswith("GPU "))
+
+
 def fingerprint(device: str, gpus: tuple[int, ...] | None = None) -> str:
     """A short, stable name for this machine's relevant hardware and software: on cuda, of
     the GPUs named by the node's indices (None: those this process sees)."""

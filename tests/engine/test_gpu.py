@@ -8,14 +8,13 @@ nvidia-smi, and every CUDA call happens in judge and worker processes.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from pkb_ray.config.schema import EvalConfig, TimeoutConfig, TimingConfig
 from pkb_ray.engine import EvalRequest, evaluate, prebuild
+from pkb_ray.engine.hardware import gpu_count
 from pkb_ray.problems.includes import read_candidate_file
 from pkb_ray.records import FailureClass
 
@@ -27,13 +26,7 @@ GPU_ADV = ADVERSARIAL / "gpu"
 
 
 def _gpu_count() -> int:
-    if not shutil.which("nvidia-smi"):
-        return 0
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+    return gpu_count()
 
 
 pytestmark = [pytest.mark.gpu,

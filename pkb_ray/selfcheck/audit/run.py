@@ -4,8 +4,6 @@ problem finishes (verdict.py)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -20,17 +18,6 @@ class AuditRun:
     machine: str
     seconds: float
     notes: list[str] = field(default_factory=list)
-
-
-def gpu_count() -> int:
-    """GPUs on this machine by nvidia-smi (the parent never initialises CUDA itself)."""
-    if not shutil.which("nvidia-smi"):
-        return 0
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
 def audit_problems(world_size: int, plan: AuditPlan, source: str = "builtin", ids: list[str] | None = None, *,
@@ -48,6 +35,8 @@ def audit_problems(world_size: int, plan: AuditPlan, source: str = "builtin", id
 
     t0 = time.monotonic()
     if plan.device == "cuda":
+        from pkb_ray.engine.hardware import gpu_count
+
         have = gpu_count()
         if have < world_size:
             raise ValueError(f"--device cuda --world-size {world_size} needs {world_size} GPUs; nvidia-smi lists {have}")

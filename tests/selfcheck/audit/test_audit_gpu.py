@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pkb_ray.selfcheck.audit import AuditPlan, audit_problems
-from pkb_ray.selfcheck.audit.run import gpu_count
+from pkb_ray.engine.hardware import gpu_count
 from tests.problems.helpers import copy_problem
 
 pytestmark = [pytest.mark.gpu,
