@@ -35,7 +35,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from pkb_ray.engine.node.timing_stats import speedup_interval, widened_bounds
+from pkb_ray.engine.node.timing_stats import speedup_interval, unwidened_bounds, widened_bounds
 
 GRID = [0.0, 0.002, 0.004, 0.006, 0.008, 0.010, 0.012, 0.015, 0.020, 0.030]
 
@@ -66,23 +66,11 @@ def evaluations(paths: list[Path], samples: list[Path] | None = None
                 ci = e.get("ci") or [None, None]
                 if e.get("speedup") and ci[0] and ci[1]:
                     b = float(((e.get("timing") or {}).get("between_sd")) or 0.0)
-                    rows.append((row["problem"], *unwidened(float(e["speedup"]), float(ci[0]), float(ci[1]), b)))
+                    point = float(e["speedup"])
+                    rows.append((row["problem"], point, *unwidened_bounds(point, float(ci[0]), float(ci[1]), b)))
                 else:
                     left.append(f"{row['problem']}: {e.get('failure') or 'no interval'}")
     return rows, left
-
-
-def unwidened(point: float, lo: float, hi: float, between_sd: float) -> tuple[float, float, float]:
-    """(point, low, high) as the samples alone gave them: the verdict's widening by
-    `between_sd` (recorded in each result's timing evidence) undone, side by side."""
-    if between_sd <= 0 or not (0 < lo <= point <= hi):
-        return point, lo, hi
-    from scipy import stats
-
-    extra = float(stats.norm.ppf(0.975)) * between_sd
-    down = math.sqrt(max(0.0, math.log(point / lo) ** 2 - extra ** 2))
-    up = math.sqrt(max(0.0, math.log(hi / point) ** 2 - extra ** 2))
-    return point, point * math.exp(-down), point * math.exp(up)
 
 
 def holding(rows: list[tuple[str, float, float, float]], b: float) -> tuple[int, int]:

@@ -10,7 +10,7 @@ import torch
 from pkb_ray.engine import static_check
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
-from pkb_ray.engine.node.timing_stats import BETWEEN_EVALUATIONS_SD, speedup_interval
+from pkb_ray.engine.node.timing_stats import BETWEEN_EVALUATIONS_SD, speedup_interval, unwidened_bounds
 from pkb_ray.engine.protocol.timing import rel_ci_of_median
 from pkb_ray.records import FailureClass
 
@@ -99,6 +99,9 @@ def test_the_spread_between_evaluations_widens_the_interval_about_the_same_point
     # Identical samples: no bootstrap spread, only the spread between evaluations.
     p, a, b = speedup_interval([1.0] * 10, [1.0] * 10, between_sd=0.1)
     assert p == 1.0 and a == pytest.approx(math.exp(-0.1959964), rel=1e-4) and b == pytest.approx(1 / a, rel=1e-6)
+    # A result records its spread: a fit undoes the widening (scripts/between_evaluations.py).
+    assert unwidened_bounds(wpoint, wlo, whi, sd) == pytest.approx((lo, hi), rel=1e-9)
+    assert unwidened_bounds(p, a, b, 0.1) == pytest.approx((1.0, 1.0), abs=1e-6)
 
 
 def test_the_cuda_spread_between_evaluations_is_the_one_its_recorded_measurement_gives(tmp_path):

@@ -53,11 +53,28 @@ def widened_bounds(point: float, lo: float, hi: float, between_sd: float,
     space, by the between-evaluations spread at `confidence`."""
     if between_sd <= 0 or not (0 < lo <= point <= hi):
         return lo, hi
-    from scipy import stats
-
-    extra = float(stats.norm.ppf(0.5 + confidence / 2)) * between_sd
+    extra = _widening(between_sd, confidence)
     return (point * math.exp(-math.hypot(math.log(point / lo), extra)),
             point * math.exp(math.hypot(math.log(hi / point), extra)))
+
+
+def unwidened_bounds(point: float, lo: float, hi: float, between_sd: float,
+                     confidence: float = 0.95) -> tuple[float, float]:
+    """widened_bounds undone: the interval the samples alone gave, from one a result records
+    with its `between_sd` (a fit of the spread must not count the spread twice)."""
+    if between_sd <= 0 or not (0 < lo <= point <= hi):
+        return lo, hi
+    extra = _widening(between_sd, confidence)
+    down = math.sqrt(max(0.0, math.log(point / lo) ** 2 - extra ** 2))
+    up = math.sqrt(max(0.0, math.log(hi / point) ** 2 - extra ** 2))
+    return point * math.exp(-down), point * math.exp(up)
+
+
+def _widening(between_sd: float, confidence: float) -> float:
+    """How far, in log space, the spread between evaluations reaches at `confidence`."""
+    from scipy import stats
+
+    return float(stats.norm.ppf(0.5 + confidence / 2)) * between_sd
 
 
 def speedup_interval(ref: Sequence[float], cand: Sequence[float], confidence: float = 0.95,
