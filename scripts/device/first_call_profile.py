@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem
 import torch.multiprocessing as mp
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ def rank_main(rank: int, ws: int, problem: str, store_path: str, store_kind: str
     t["process_group"] = time.perf_counter() - t0
     if prewarm:
         t0 = time.perf_counter()
-        warm = __import__("torch.distributed._symmetric_memory", fromlist=["x"]).empty(64, device=f"cuda:{rank}")
+        warm = symm_mem.empty(64, device=f"cuda:{rank}")
         torch.cuda.synchronize()
         t["prewarm"] = time.perf_counter() - t0
         assert warm.numel() == 64  # held for the life of the rank, as a worker would
@@ -61,10 +62,10 @@ def rank_main(rank: int, ws: int, problem: str, store_path: str, store_kind: str
         torch.cuda.synchronize()
         t["nvrtc_kernels"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    buf = __import__("torch.distributed._symmetric_memory", fromlist=["x"]).empty(1 << 20, device=f"cuda:{rank}")
+    buf = symm_mem.empty(1 << 20, device=f"cuda:{rank}")
     t["symm_empty"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    __import__("torch.distributed._symmetric_memory", fromlist=["x"]).rendezvous(buf, dist.group.WORLD)
+    symm_mem.rendezvous(buf, dist.group.WORLD)
     t["rendezvous"] = time.perf_counter() - t0
     args = p.make_inputs(rank, ws, 1234, "bench", f"cuda:{rank}")
     for i in range(3):
