@@ -7,11 +7,16 @@ instead of the CPU store exchange. Skipped where fewer than 2 GPUs.
 
 from __future__ import annotations
 
+import os
+import pwd
+import time
+
 import pytest
 
 from pkb_ray.records import FailureClass
 
 from . import test_gpu
+from tests.helpers import figures_or_skip
 
 F = FailureClass
 CPU_HONEST = "# pkb:include ../fixtures/candidates/store_exchange.py"
@@ -45,6 +50,7 @@ def test_bound_attacks_at_world_size_2(name, bound, env, cache_dir, monkeypatch)
         pytest.skip(f"no cgroup holds {feature} on this node (the result's sandbox field says what held)")
     for k, v in env.items():
         monkeypatch.setenv(k, v)
+    before = _sandbox_processes()
     res = evaluate(test_gpu._req(_source(name), cache_dir))
     test_gpu._report(name, res)
     if bound:
@@ -55,3 +61,27 @@ def test_bound_attacks_at_world_size_2(name, bound, env, cache_dir, monkeypatch)
         monkeypatch.delenv(k)
     after = test_gpu._run("honest_peer_sum", cache_dir)
     assert after.correct and after.speedup, (after.failure, after.message)
+    if not bound:  # scored: its spinner bought it nothing beyond the honest exchange's interval
+        figures_or_skip(res, after)
+        assert res.speedup <= after.speedup_ci_high, (res.speedup, after.speedup_ci_high)
+    deadline = time.monotonic() + 10
+    while len(_sandbox_processes()) > len(before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(_sandbox_processes()) <= len(before), _sandbox_processes()
+
+
+def _sandbox_processes() -> list[str]:
+    """Processes of the sandbox's user (none where candidates run as this user: then the
+    cgroup tests on CPU stand for this check)."""
+    try:
+        uid = pwd.getpwnam("pkb-sandbox").pw_uid
+    except KeyError:
+        return []
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid == uid:
+                found.append(pid)
+        except OSError:
+            pass
+    return found
