@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parent.parent
 EXPERTS = ("gemm_allreduce", "tp_mlp", "gemm_reduce_scatter", "allgather_gemm", "allgather_gemm_a_transposed",
            "allgather_gemm_k_sharded", "sp_rmsnorm_allgather", "fsdp_param_allgather",
            "vocab_parallel_cross_entropy", "moe_dispatch", "moe_combine", "halo_stencil", "fft2d_transpose",
-           "ulysses_all_to_all_dims", "ulysses_seq_to_heads", "ulysses_heads_to_seq", "ulysses_qkv_seq_to_heads")
+           "ulysses_all_to_all_dims", "ulysses_seq_to_heads", "ulysses_heads_to_seq", "ulysses_qkv_seq_to_heads",
+           "gnn_feature_exchange")
 # bf16 sizes between small and bench: the 16-byte kernel paths, two-shot at W >= 3
 SIM = {
     "gemm_allreduce": {"m": 24, "k_local": 32, "n": 64, "dtype": "bfloat16"},

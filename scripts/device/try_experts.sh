@@ -19,7 +19,7 @@ BUDGET_S=${BUDGET_S:-380}
 DEFAULT="gemm_allreduce tp_mlp gemm_reduce_scatter allgather_gemm allgather_gemm_a_transposed
 allgather_gemm_k_sharded sp_rmsnorm_allgather fsdp_param_allgather vocab_parallel_cross_entropy
 moe_dispatch moe_combine halo_stencil fft2d_transpose ulysses_all_to_all_dims ulysses_seq_to_heads
-ulysses_heads_to_seq ulysses_qkv_seq_to_heads"
+ulysses_heads_to_seq ulysses_qkv_seq_to_heads gnn_feature_exchange"
 PROBLEMS=${*:-$DEFAULT}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 DEVICE=${DEVICE:-cuda}  # cpu: a smoke test of this script's plumbing (experts need CUDA)
