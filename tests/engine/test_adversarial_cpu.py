@@ -473,6 +473,27 @@ def test_a_spare_sandbox_whose_rank_died_is_not_taken(run_eval):
     assert res.correct, (res.failure, res.message)
 
 
+def test_an_overlapping_node_keeps_a_second_sandbox_ahead(run_eval, monkeypatch):
+    """Where evaluations overlap their successors' start (GPU nodes: cpu_pins), the sandbox
+    after the spare is started too, and becomes the spare when the spare is taken: a sandbox
+    that takes longer to set up than an evaluation lasts is still ready in time."""
+    import importlib
+
+    from pkb_ray.engine.node.judge_node import JudgeNode
+
+    ev = importlib.import_module("pkb_ray.engine.node.evaluation")
+    monkeypatch.setattr(JudgeNode, "_overlaps", property(lambda self: True))
+    assert run_eval(CANDIDATES / "store_exchange.py").correct
+    (node,) = ev.LOCAL.nodes()
+    second = {role: sb.proc.popen.pid for role, sb in node.after_spares.items()}
+    assert set(second) == {"candidate", "reference"}
+    res = run_eval(CANDIDATES / "store_exchange.py")
+    assert res.correct, (res.failure, res.message)
+    assert {role: sb.proc.popen.pid for role, sb in node.spares.items()} == second
+    assert set(node.after_spares) == {"candidate", "reference"}
+    assert not set(second.values()) & {sb.proc.popen.pid for sb in node.after_spares.values()}
+
+
 def _descendant_running(root: int, module: str) -> int:
     """The first Python process under `root` (root included) running `module` (-m)."""
     from pkb_ray.engine.judge.freezer import children

@@ -118,6 +118,12 @@ class JudgeNode:
         self.spares: dict[str, _Sandbox] = {}
         """Sandboxes started ahead, by role: "candidate" (guarded or not, as the job says) and
         "reference" (the trusted worker the reference is timed in, never guarded)."""
+        self.after_spares: dict[str, _Sandbox] = {}
+        """Where evaluations overlap their successors' start (GPU nodes): the sandbox after
+        the spare, by role. A candidate's sandbox takes 5-6 s to set up on 4 x H200 (torch's
+        import, the CUDA context, the first symmetric allocation: worker/rank.py), more than
+        a short evaluation lasts: with one spare the next evaluation waited 0.5-1.6 s for it
+        (bench_eval at ws 2, `start`). Two ahead, each has two evaluations' time."""
 
     # ------------------------------------------------------------------ judges
     def start(self) -> None:
@@ -169,9 +175,9 @@ class JudgeNode:
             os.close(self.ref_page_fd)
             self.ref_page_fd = None
         self.store = None
-        for sb in self.spares.values():
+        for sb in [*self.spares.values(), *self.after_spares.values()]:
             self._discard(sb)
-        self.spares = {}
+        self.spares, self.after_spares = {}, {}
 
     # ------------------------------------------------------------------ sandboxes
     def _new_sandbox(self, role: str, guard: bool) -> _Sandbox:
@@ -202,6 +208,8 @@ class JudgeNode:
 
     def _take_sandbox(self, role: str, guard: bool) -> _Sandbox:
         spare = self.spares.pop(role, None)
+        if role in self.after_spares:
+            self.spares[role] = self.after_spares.pop(role)
         # A spare whose rank already ended is no sandbox: its ranks set up their device as
         # soon as they were forked, so one started while the previous evaluation filled the
         # GPU can die there; taken, it would make the next evaluation a harness_error ("the
@@ -220,6 +228,8 @@ class JudgeNode:
         for role, g in wanted.items():
             if role not in self.spares:
                 self.spares[role] = self._new_sandbox(role, g)
+            if self._overlaps and role not in self.after_spares:
+                self.after_spares[role] = self._new_sandbox(role, g)
 
     # ------------------------------------------------------------------ one evaluation
     def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float,
