@@ -16,7 +16,7 @@ from pkb_ray.problems import load_problems
 def test_plan_header_adds_up_when_models_cover_different_problems():
     cfg = OmegaConf.to_object(compose_config(["attempts=2", "problems=collectives", "sweep.name=s"]))
     problems = load_problems("builtin", list(cfg.problems.ids)).problems
-    problems.update(load_problems("builtin", ["tp_mlp"]).problems)  # no expert solution
+    problems.update(load_problems("builtin", ["ring_attention"]).problems)  # no expert solution
     models = [load_model_config("expert"), load_model_config("reference")]
     how = dict(device="cuda", size="bench", harness_version="t")
     plan = build_plan(cfg, models, problems, sweep_settings(cfg, "cuda", "bench", "t"), EvalContext(), **how)
