@@ -71,16 +71,28 @@ def test_bound_attacks_at_world_size_2(name, bound, env, cache_dir, monkeypatch)
 
 
 def _sandbox_processes() -> list[str]:
-    """Processes of the sandbox's user (none where candidates run as this user: then the
-    cgroup tests on CPU stand for this check)."""
+    """Processes of the sandbox's user outside the sandboxes the node keeps started ahead
+    of their candidates (none where candidates run as this user: then the cgroup tests on
+    CPU stand for this check)."""
+    from pkb_ray.engine.judge.freezer import children
+    from pkb_ray.engine.node.evaluation import LOCAL
+
     try:
         uid = pwd.getpwnam("pkb-sandbox").pw_uid
     except KeyError:
         return []
+    ahead = [sb.proc.popen.pid for node in LOCAL.nodes()
+             for sb in [*node.spares.values(), *node.after_spares.values()]]
+    kept: set[int] = set()
+    while ahead:
+        pid = ahead.pop()
+        if pid not in kept:
+            kept.add(pid)
+            ahead.extend(children(pid))
     found = []
     for pid in os.listdir("/proc"):
         try:
-            if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid == uid:
+            if pid.isdigit() and int(pid) not in kept and os.stat(f"/proc/{pid}").st_uid == uid:
                 found.append(pid)
         except OSError:
             pass

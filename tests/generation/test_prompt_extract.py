@@ -60,7 +60,7 @@ def test_prompt_v3_states_this_evaluation():
                                                      load_timeout_s=90)).messages[-1]["content"]
     assert "World size 4, on one node: 4 processes, one per GPU" in user
     assert "`x`: bfloat16[8192, 4096] (every rank)" in user  # real shapes, not size parameters
-    assert "atol=0.03, rtol=0.016" in user
+    assert "atol=0.125, rtol=0.016" in user
     # 2 (w-1)/w x 64 MiB over NVLink at 381 GB/s: 264 us at world size 4.
     assert "101 MB over NVLink" in user and "at least 264 us per call" in user
     assert "within 90 s" in user and f"{SIGNAL_PAD_BYTES} bytes per rank" in user
