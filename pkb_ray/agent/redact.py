@@ -14,10 +14,14 @@ import re
 
 from pkb_ray.engine.env import is_secret
 
-# An absolute path: a slash, then path characters, at a word boundary (not the `/` of `a/b`).
-_PATH = re.compile(r"(?<![\w.~:/-])/(?:[\w.+@~-]+/)*[\w.+@~-]+")
+# An absolute path: a slash, then path characters, at a word boundary (not the `/` of `a/b`),
+# also as a later entry of a colon-separated list (PATH, PYTHONPATH), but not a URL's `://`.
+_PATH = re.compile(r"(?:(?<![\w.~:/-])|(?<=:)(?!//))/(?:[\w.+@~-]+/)*[\w.+@~-]+")
 _OWN_FILES = re.compile(r"(candidate(?:_rank\d+)?\.py|script\.py)$")
-_HARNESS_VARS = re.compile(r"\bPKB_[A-Z0-9_]+\b")
+# A harness variable, with its value where it is written NAME=value; and the sandbox's own
+# name, which its directory and its id carry wherever a candidate's script prints them.
+_HARNESS_VARS = re.compile(r"\bPKB_[A-Z0-9_]+\b(?:=\S*)?")
+_SANDBOX_NAMES = re.compile(r"\bpkb_(?:sbx|run)_\w+")
 
 
 def _path(m: re.Match[str]) -> str:
@@ -36,6 +40,7 @@ def redact(text: str, extra_secrets: tuple[str, ...] = ()) -> str:
         if value and len(value) >= 6:
             text = text.replace(value, "***")
     text = _PATH.sub(_path, text)
+    text = _SANDBOX_NAMES.sub("<harness>", text)
     return _drop_harness_frames(_HARNESS_VARS.sub("<harness variable>", text))
 
 

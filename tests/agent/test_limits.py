@@ -120,6 +120,17 @@ def test_redact_removes_paths_variables_and_secrets(monkeypatch):
     assert "sk-live" not in out and "PKB_" not in out and "/root" not in out and "/tmp" not in out
 
 
+def test_redact_removes_every_entry_of_a_path_list_and_the_sandbox_name():
+    """What a candidate's script can print of its sandbox (os.environ, sys.path): a list's
+    later entries and a harness variable's value go too; a URL stays a URL."""
+    env = {"PATH": "/usr/bin:/root/.pyenv/versions/3.12/bin", "PKB_SANDBOX_ID": "pkb_sbx_1a2b3c",
+           "PYTHONPATH": "/tmp/site:/work/main:/opt/ray/_private/workers"}
+    out = redact(f"{env}\nPKB_WORKDIR=pkb_sbx_9f8e7d see https://pytorch.org/docs/stable/x.html")
+    for needle in ("/root", "/work", "/opt", "/tmp", "/usr", "pyenv", "pkb_sbx_", "PKB_", "9f8e7d"):
+        assert needle not in out, (needle, out)
+    assert "https://pytorch.org/docs/stable/x.html" in out
+
+
 def test_profile_answers_a_failed_build_without_starting_ranks(tmp_path):
     """On cuda a sweep builds profile's module on a CPU worker first; a failed build is the
     answer (as check gives it), and no rank is started for it."""
