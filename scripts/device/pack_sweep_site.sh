@@ -13,7 +13,10 @@
 # Cuts, each with why the sweep never needs it:
 #   - packages the GPU image holds (IMAGE_HAS below; ../.library/device/KINDS.md lists the
 #     image): the previous site pack already ran Ray on the image's msgpack, protobuf, click,
-#     requests and PyYAML. KEEP_IMAGE_PACKAGES=1 carries them anyway (about +6 MB);
+#     requests and PyYAML. typing_extensions and zipp travel all the same (pydantic 2.13
+#     needs typing_extensions >= 4.14.1, importlib_metadata 8.9 zipp >= 3.20, and the image's
+#     versions are not recorded). KEEP_IMAGE_PACKAGES=1 carries the rest too, and the
+#     runtime-env agent's own aiohttp (below): the fallback if the image's fail;
 #   - Ray's libraries above Core (data, train, tune, serve, rllib, llm, air,
 #     workflow; Ray Core imports them only lazily), the Java jar, the dashboard's web client
 #     and the runtime-env agent's vendored aiohttp (14 MB; the agent puts it first on
@@ -33,7 +36,7 @@
 # xz -9e, not gzip: the ELF binaries compress 20% better.
 #
 # Measured 2026-11-28 on 2 CPU cores (about 5 minutes, most of it xz):
-#   sweep-py312.txz 35,096,332 bytes (33.5 MiB; 226 MB unpacked: Ray 98 MB, litellm 75 MB).
+#   sweep-py312.txz 35,165,620 bytes (33.5 MiB; 227 MB unpacked: Ray 98 MB, litellm 75 MB).
 #   With the tree (~9 MB) and bubblewrap (47 KB): ~42 MiB of 64.
 #   Ray's three stripped binaries are 20.7 MB of the xz on their own.
 # Verified: the cp311 build in an isolated venv (check_sweep_pack.py: ray.init + actor with a
@@ -103,7 +106,7 @@ ls "$work/wheels" > "$work/wheels.txt"
 IMAGE_HAS="aiohappyeyeballs aiohttp aiosignal annotated_doc anyio attrs certifi charset_normalizer
 click cloudpickle colorama filelock frozenlist fsspec h11 httpcore httpx idna jinja2 markupsafe
 msgpack multidict numpy packaging propcache protobuf psutil python_dateutil pyyaml regex requests six tiktoken
-typing_extensions urllib3 yarl zipp"
+urllib3 yarl"
 NEVER="tokenizers huggingface_hub hf_xet tqdm pyarrow pandas boto3 botocore s3transfer jmespath
 pycparser databricks_sdk google_auth pyasn1 pyasn1_modules h2 hpack hyperframe"
 drop=" $NEVER "
@@ -117,8 +120,8 @@ python3 -m pip install -q --no-deps "${plat[@]}" --target "$work/site" "$work"/w
 site=$work/site
 r=$site/ray
 rm -rf "$site/bin" "$r/jars" "$r/rllib" "$r/serve" "$r/llm" "$r/data" "$r/train" "$r/tune" \
-       "$r/air" "$r/workflow" "$r/dashboard/client/build" \
-       "$r/_private/runtime_env/agent/thirdparty_files"
+       "$r/air" "$r/workflow" "$r/dashboard/client/build"
+[ "${KEEP_IMAGE_PACKAGES:-0}" = 1 ] || rm -rf "$r/_private/runtime_env/agent/thirdparty_files"
 strip --strip-unneeded "$r/_raylet.so" "$r/core/src/ray/gcs/gcs_server" "$r/core/src/ray/raylet/raylet"
 rm -rf "$site/litellm/rust_bridge/_native.abi3.so" "$site/litellm/proxy/_experimental/out" \
        "$site/litellm/proxy/swagger" "$site/litellm/proxy/_lazy_openapi_snapshot.json" \

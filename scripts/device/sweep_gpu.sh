@@ -42,7 +42,7 @@ for ws in $WORLD_SIZES; do
   rc=$?
   [ "$rc" = 0 ] || failed="${failed:-} ws$ws"
   echo "exit $rc after $(( $(date +%s) - start )) s"
-  tail -n 40 "$WORK/logs/$name.out"
+  tail -n 25 "$WORK/logs/$name.out"
   [ "$rc" = 0 ] || tail -n 25 "$WORK/logs/$name.err"
 done
 echo "=== co-tenancy in MLflow (metric co_tenancy of each cell's run: other evaluations beside it)"
@@ -68,7 +68,7 @@ for n in $(ls "$WORK/sweeps" 2>/dev/null); do
   python3 -m pkb_ray.cli report "$n" --root "$WORK/sweeps" --split-co-tenancy >"$WORK/logs/report_split_$n.txt" 2>&1 \
     && { echo "--- pkb report $n --split-co-tenancy (logs/report_split_$n.txt):"; grep -i "co-tenancy" "$WORK/logs/report_split_$n.txt" | head -6; }
 done
-tar czf "$OUTDIR/sweep_gpu.tgz" -C "$WORK" --exclude=mlartifacts . 2>/dev/null || tar czf "$OUTDIR/sweep_gpu.tgz" -C "$WORK" .
+tar czf "$OUTDIR/sweep_gpu.tgz" -C "$WORK" .
 ls -la "$OUTDIR/sweep_gpu.tgz"
 echo "total $(( $(date +%s) - start )) s${failed:+; FAILED:$failed}"
 [ -z "${failed:-}" ]
