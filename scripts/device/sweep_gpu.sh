@@ -61,8 +61,8 @@ EOF
 echo "=== co-tenancy in the leaderboards"
 for f in "$WORK"/sweeps/*/leaderboard.md; do
   [ -f "$f" ] || continue
-  echo "--- $f"; grep -i -E "co-tenancy|beside|alone|exclusive" "$f" | head -8 \
-    || echo "(no co-tenancy line: the leaderboard names it only when a cell ran beside another)"
+  lines=$(grep -i -E "co-tenancy|beside|alone|exclusive" "$f" | head -8)
+  echo "--- $f"; echo "${lines:-(no co-tenancy line: the leaderboard names it only when a cell ran beside another)}"
 done
 for n in $(ls "$WORK/sweeps" 2>/dev/null); do
   python3 -m pkb_ray.cli report "$n" --root "$WORK/sweeps" --split-co-tenancy >"$WORK/logs/report_split_$n.txt" 2>&1 \
