@@ -37,7 +37,8 @@
 #
 # Measured 2026-11-28 on 2 CPU cores (about 5 minutes, most of it xz):
 #   sweep-py312.txz 35,165,620 bytes (33.5 MiB; 227 MB unpacked: Ray 98 MB, litellm 75 MB).
-#   With the tree (~9 MB) and bubblewrap (47 KB): ~42 MiB of 64.
+#   With the tree (~9 MB) and bubblewrap (47 KB): ~42 MiB of 64. KEEP_IMAGE_PACKAGES=1:
+#   46,127,916 bytes (44.0 MiB; 268 MB unpacked), ~53 MiB with the tree.
 #   Ray's three stripped binaries are 20.7 MB of the xz on their own.
 # Verified: the cp311 build in an isolated venv (check_sweep_pack.py: ray.init + actor with a
 # runtime_env + placement group, a smoke sweep with MLflow on SQLite, a tools-mode sweep via
