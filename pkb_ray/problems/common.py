@@ -62,10 +62,18 @@ def files_version(paths: list[Path], unversioned: re.Pattern[bytes] | None = Non
     return h.hexdigest()[:16]
 
 
-_IMPORT_LOCK = threading.RLock()
-"""A node actor's GPU groups evaluate in threads of one process, often the same problem at
-once: two imports of one file would each put their half-made module under the same
-sys.modules name while the other executes (dataclasses and pickling look it up there)."""
+_IMPORT_LOCKS: dict[str, threading.RLock] = {}
+"""One lock per module name. A node actor's GPU groups evaluate in threads of one process,
+often the same problem at once: two imports of one file would each put their half-made
+module under the same sys.modules name while the other executes (dataclasses and pickling
+look it up there). Imports under different names share nothing, so one group importing its
+problem never waits for another group's."""
+_IMPORT_LOCKS_GUARD = threading.Lock()
+
+
+def _import_lock(module_name: str) -> threading.RLock:
+    with _IMPORT_LOCKS_GUARD:
+        return _IMPORT_LOCKS.setdefault(module_name, threading.RLock())
 
 
 def import_file(path: Path, module_name: str) -> ModuleType:
@@ -79,7 +87,7 @@ def import_file(path: Path, module_name: str) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
-    with _IMPORT_LOCK:
+    with _import_lock(module_name):
         sys.modules[module_name] = module  # dataclasses/pickling inside the module need it
         try:
             spec.loader.exec_module(module)
@@ -94,7 +102,7 @@ def _import_source(source: str, filename: str, module_name: str) -> ModuleType:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module = ModuleType(module_name)
     module.__file__ = filename
-    with _IMPORT_LOCK:
+    with _import_lock(module_name):
         sys.modules[module_name] = module
         try:
             exec(code, module.__dict__)
