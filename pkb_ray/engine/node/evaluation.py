@@ -58,17 +58,24 @@ class JudgeNodes:
     def node_for(self, spec: NodeSpec) -> JudgeNode:
         """The judges for `spec`, started once and kept. A node for other settings on GPUs
         that overlap these is stopped first (it cannot be in use: GpuGroups lends no GPU
-        twice)."""
+        twice).
+
+        The lock covers the table only: stopping a node's judges and spare sandboxes takes
+        seconds (each judge may take 5 s to quit), and every group's evaluation asks here
+        first, so a world-size-4 evaluation replacing two world-size-2 nodes must not hold
+        up the node's other groups meanwhile."""
         with self._lock:
             node = self._nodes.get(spec)
-            if node is None:
-                for other in [s for s in self._nodes if _overlap(spec.gpus, s.gpus)]:
-                    self._nodes.pop(other).stop()
-                if not self._stops_at_exit:
-                    # Judges leave their groups while the store (this process's) still lives.
-                    atexit.register(self.close)
-                    self._stops_at_exit = True
-                node = self._nodes[spec] = JudgeNode(spec)
+            if node is not None:
+                return node
+            replaced = [self._nodes.pop(s) for s in list(self._nodes) if _overlap(spec.gpus, s.gpus)]
+            if not self._stops_at_exit:
+                # Judges leave their groups while the store (this process's) still lives.
+                atexit.register(self.close)
+                self._stops_at_exit = True
+            node = self._nodes[spec] = JudgeNode(spec)
+        for old in replaced:
+            old.stop()
         return node
 
     def nodes(self) -> list[JudgeNode]:

@@ -1,0 +1,40 @@
+"""JudgeNodes, the judges a node actor keeps per GPU group: a node for other settings on
+overlapping GPUs replaces the old ones, and stopping those never holds up the other groups."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from pkb_ray.engine import launch
+from pkb_ray.engine.node import judge_node
+from pkb_ray.engine.node.evaluation import JudgeNodes
+from pkb_ray.engine.node.judge_node import NodeSpec
+
+
+def _spec(gpus, world_size=2):
+    return NodeSpec(device="cpu", world_size=world_size, gpus=gpus, plan=launch.SandboxPlan("none"),
+                    torch_cuda_arch_list="9.0", cache_dirs=())
+
+
+def test_a_whole_node_replaces_its_groups_without_holding_up_the_others(monkeypatch):
+    stopped: list = []
+
+    def slow_stop(self):
+        time.sleep(1.5)  # a judge may take seconds to quit
+        stopped.append(self.spec.gpus)
+
+    monkeypatch.setattr(judge_node.JudgeNode, "stop", slow_stop)
+    nodes = JudgeNodes()
+    pair_a, pair_b = nodes.node_for(_spec((0, 1))), nodes.node_for(_spec((2, 3)))
+    other = nodes.node_for(_spec((4, 5)))
+    whole = threading.Thread(target=nodes.node_for, args=(_spec((0, 1, 2, 3), 4),))
+    whole.start()
+    time.sleep(0.2)  # the 4-GPU node is stopping the two pairs it replaces
+    t0 = time.monotonic()
+    assert nodes.node_for(_spec((4, 5))) is other
+    assert time.monotonic() - t0 < 0.5, "a group's evaluation waited for another group's judges to stop"
+    whole.join(10)
+    assert sorted(stopped) == [(0, 1), (2, 3)]
+    assert {n.spec.gpus for n in nodes.nodes()} == {(0, 1, 2, 3), (4, 5)}
+    assert pair_a not in nodes.nodes() and pair_b not in nodes.nodes()
