@@ -83,12 +83,48 @@ def test_on_cpu_both_workers_yield_on_cuda_the_pinned_candidate_only():
     assert not yields("cuda", "candidate", pinned=False)  # unpinned on cuda: one class for both
 
 
+def _no_smt(core: int) -> frozenset[int]:
+    return frozenset({core})
+
+
 def test_workers_set_up_on_the_cores_nothing_is_pinned_to():
     # A spare worker sets up (about a second of CPU) while the evaluation before it may be
     # timing on the workers' core: it does so on the cores plan() leaves, then moves.
     cores = list(range(32))
-    spare = unpinned(8, cores)
+    spare = unpinned(range(8), cores, _no_smt)
     pinned = {c for g in range(8) for rc in plan([g], 8, cores) for c in (rc.judge, rc.workers)}
     assert spare == tuple(range(16)) and not pinned & set(spare)
-    assert unpinned(1, list(range(PER_GPU + RESERVED))) == tuple(range(RESERVED))
-    assert unpinned(8, list(range(17))) == () and unpinned(0, cores) == ()
+    assert unpinned([0], list(range(PER_GPU + RESERVED)), _no_smt) == tuple(range(RESERVED))
+    assert unpinned(range(8), list(range(17)), _no_smt) == () and unpinned([], cores, _no_smt) == ()
+
+
+def test_setup_cores_leave_out_every_core_a_group_of_the_node_is_pinned_to():
+    # An actor lent GPUs 4-7 of a node pins by those indices (plan): the cores they take lie
+    # below the top 2 x 4, and no worker may set up there.
+    cores = list(range(32))
+    spare = set(unpinned([4, 5, 6, 7], cores, _no_smt))
+    pinned = {c for g in (4, 5, 6, 7) for rc in plan([g], 4, cores) for c in (rc.judge, rc.workers)}
+    assert pinned and not pinned & spare and spare | pinned == set(cores)
+
+
+def test_setup_cores_keep_off_the_hyperthreads_of_pinned_cores():
+    # 32 logical CPUs on 16 physical cores, CPU c and c + 16 sharing one (Linux's usual
+    # numbering): 4 GPUs pin 31..24, whose siblings 15..8 no spare sets up on.
+    def smt(core: int) -> frozenset[int]:
+        return frozenset({core % 16, core % 16 + 16})
+
+    cores = list(range(32))
+    spare = unpinned(range(4), cores, smt)
+    assert spare == tuple(range(8)) + tuple(range(16, 24))
+    # Siblings adjacent (c, c ^ 1): the pinned pairs are each other's siblings, nothing else moves.
+    assert unpinned(range(4), cores, lambda c: frozenset({c, c ^ 1})) == tuple(range(24))
+    # Where keeping off the siblings would leave fewer than half the cores, they are used.
+    assert unpinned(range(7), cores, smt) == tuple(range(18))
+
+
+def test_smt_siblings_reads_the_kernel_or_names_the_core_alone():
+    from pkb_ray.engine.node.cpu_pins import smt_siblings
+
+    core = min(os.sched_getaffinity(0))
+    assert core in smt_siblings(core)
+    assert smt_siblings(10 ** 6) == frozenset({10 ** 6})

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 PER_GPU = 2
 RESERVED = 2
@@ -70,17 +71,46 @@ def plan(gpu_indices: list[int], gpus_on_node: int, allowed: list[int] | None = 
     return tuple(RankCores(*(top[PER_GPU * g + i] for i in range(PER_GPU))) for g in gpu_indices)
 
 
-def unpinned(gpus_on_node: int, allowed: list[int] | None = None) -> tuple[int, ...]:
-    """The cores plan() pins nothing to on a node of this many GPUs: where a worker started
-    ahead of its evaluation sets up (its CUDA context, group and NCCL communicator, about a
-    second of CPU) before it moves to its own core. Set up there, a spare worker took the
-    shared core from the evaluation before it, whose timing phase had begun where the
-    candidate's trials were short. () where nothing is pinned."""
+def unpinned(node_gpus: Sequence[int], allowed: list[int] | None = None,
+             siblings: Callable[[int], frozenset[int]] | None = None) -> tuple[int, ...]:
+    """The cores plan() pins nothing to for any group of a node with these GPUs (by their
+    indices), nor shares a physical core with one: where a worker started ahead of its
+    evaluation sets up (its torch import, 1-3 s of CPU, then its CUDA context, group and
+    NCCL communicator, about a second) before it moves to its own core. Set up on a pinned core, a spare
+    worker took that core from the evaluation before it, whose timing phase had begun where
+    the candidate's trials were short; set up on the other hyperthread of a pinned core, it
+    takes the core's execution units from a judge or worker of whichever GPU group is timing
+    there (every group's spares set up at once on a grouped node). Hyperthread siblings are
+    kept out only while at least half of the cores left remain (a setup starved of cores
+    would make the next evaluation wait for its sandbox instead). () where nothing is pinned."""
     cores = sorted(os.sched_getaffinity(0)) if allowed is None else sorted(allowed)
-    pinned = PER_GPU * gpus_on_node
-    if gpus_on_node < 1 or len(cores) < pinned + RESERVED:
+    node = sorted(set(node_gpus))
+    if not node or len(cores) < PER_GPU * max(len(node), node[-1] + 1) + RESERVED:
         return ()
-    return tuple(cores[:len(cores) - pinned])
+    top = cores[::-1]
+    pinned = {top[PER_GPU * g + i] for g in node for i in range(PER_GPU)}
+    free = [c for c in cores if c not in pinned]
+    sibling_of = siblings or smt_siblings
+    apart = [c for c in free if not (sibling_of(c) & pinned)]
+    return tuple(apart if len(apart) >= max(RESERVED, len(free) // 2) else free)
+
+
+def smt_siblings(core: int) -> frozenset[int]:
+    """The logical CPUs that share `core`'s physical core, itself included (sysfs; just
+    itself where the kernel does not say)."""
+    try:
+        with open(f"/sys/devices/system/cpu/cpu{core}/topology/thread_siblings_list") as f:
+            text = f.read().strip()
+    except OSError:
+        return frozenset({core})
+    out = {core}
+    for part in filter(None, text.split(",")):
+        lo, _, hi = part.partition("-")
+        try:
+            out.update(range(int(lo), int(hi or lo) + 1))
+        except ValueError:
+            return frozenset({core})
+    return frozenset(out)
 
 
 def yields(device: str, role: str, pinned: bool) -> bool:

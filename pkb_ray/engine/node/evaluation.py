@@ -277,7 +277,7 @@ def _cores(req: EvalRequest, gpus: tuple[int, ...] | None,
     mine = gpus if gpus else tuple(range(req.eval.world_size))
     node = node_gpus if node_gpus else mine
     cores = cpu_pins.plan(list(mine[:req.eval.world_size]), len(node))
-    return cores, (cpu_pins.unpinned(len(node)) if cores else ())
+    return cores, (cpu_pins.unpinned(node) if cores else ())
 
 
 def prestart(req: EvalRequest, gpus: tuple[int, ...] | None = None, nodes: JudgeNodes | None = None) -> JudgeNode:
