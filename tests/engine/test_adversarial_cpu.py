@@ -161,6 +161,11 @@ def test_content_replay_never_hits(run_eval):
 def test_correct_candidate_reports_times_and_protections(run_eval):
     res = run_eval(CANDIDATES / "store_exchange.py")
     assert res.correct and res.failure is None, (res.message, res.log[-3000:])
+    # Where the node's own seconds went, beside the judges' phases (bench_groups_gpu.py
+    # compares them grouped and alone).
+    sec = res.evidence["seconds"]
+    assert sec["node_prepare"] > 0 and sec["node_cpu"] > 0
+    assert sec["sandbox_wait"] <= sec["node_handout"] <= sec["node_run"]
     figures_or_skip(res)
     assert res.compiled and res.trials == 5
     assert res.candidate_ms > 0 and res.reference_ms > 0

@@ -38,3 +38,4 @@ def test_a_whole_node_replaces_its_groups_without_holding_up_the_others(monkeypa
     assert sorted(stopped) == [(0, 1), (2, 3)]
     assert {n.spec.gpus for n in nodes.nodes()} == {(0, 1, 2, 3), (4, 5)}
     assert pair_a not in nodes.nodes() and pair_b not in nodes.nodes()
+

@@ -129,7 +129,7 @@ def measure(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFAU
             lease: Lease | None = None, nodes: JudgeNodes | None = None) -> Findings:
     """Everything one evaluation finds, before any verdict (evaluate() says what each
     argument is); never raises."""
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.thread_time()
     found = Findings(request=request)
     if lease is not None:
         found.gpus, found.gpu_link, found.sharing = ",".join(map(str, lease.gpus)), lease.link, lease.sharing
@@ -139,6 +139,7 @@ def measure(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFAU
     except Exception:  # noqa: BLE001 - the one place where everything is caught
         found.harness_error = traceback.format_exc()
     found.node_seconds = time.monotonic() - t0
+    found.node_cpu_s = time.thread_time() - cpu0
     return found
 
 
@@ -162,6 +163,7 @@ def conclude(found: Findings, co_tenancy: int | None) -> EvalResult:
 def _measure(found: Findings, loader: str, build: BuildResult | None, gpus: tuple[int, ...] | None,
              lease: Lease | None, nodes: JudgeNodes) -> None:
     """The phases up to the judges' reports, each recording what it found in `found`."""
+    t_start = time.monotonic()
     req = found.request
     _check(req)
     if not _passes_refusals(found, build):
@@ -187,6 +189,7 @@ def _measure(found: Findings, loader: str, build: BuildResult | None, gpus: tupl
     deadline_s = (t.start_s + t.load_s + t.trial_s * (req.eval.trials + 2)
                   + (t.timing_s if req.eval.time_candidates else 0) + 60)
     ext_dir = build.extensions_dir or None if build is not None else None
+    found.node_prepare_s = time.monotonic() - t_start
     found.outcome = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s,
                              footprint_bytes=counts.hbm_bytes_per_rank if counts is not None else 0)
     _remember_mode(found.cache_dir, job, found.outcome)

@@ -89,6 +89,9 @@ class NodeOutcome:
     through it), measured so that its use can be flagged."""
     wall_s: float = 0.0
     sandbox_wait_s: float = 0.0
+    handout_s: float = 0.0
+    """Seconds from the run's start until every judge had its job (the sandboxes taken,
+    sized and ready): the node's own part of the evaluation's start."""
 
 
 class _Judge:
@@ -249,6 +252,7 @@ class JudgeNode:
         try:
             if self._make_ready(sb, boxes, extensions_from, start_s, out):
                 eval_id = self._hand_out(job, sb, ref)
+                out.handout_s = time.monotonic() - t0
                 self._collect(out, eval_id, sb, t0, deadline_s, also_stop=ref)
                 if out.stopped_at is None:
                     # Every judge reported before the sandbox had to be stopped; it is

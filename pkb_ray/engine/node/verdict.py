@@ -66,6 +66,12 @@ class Findings:
     harness_error: str = ""
     """The traceback of a bug of the harness itself."""
     node_seconds: float = 0.0
+    node_prepare_s: float = 0.0
+    """Seconds of the node's own work before it ran the judges (static check, the problem,
+    the hardware, the judges' spec)."""
+    node_cpu_s: float = 0.0
+    """CPU seconds the evaluating thread of the node used: the share of the evaluation that
+    holds the node process's interpreter lock, which its GPU groups' threads take in turn."""
 
 
 def result(found: Findings, co_tenancy: int | None = None) -> EvalResult:
@@ -89,6 +95,10 @@ def result(found: Findings, co_tenancy: int | None = None) -> EvalResult:
             _judged(r, found.outcome, req)
     except Exception:  # noqa: BLE001 - a bug of the verdict is the harness's
         tb = tb or traceback.format_exc()
+    if found.outcome is not None:
+        # The node's own seconds beside the judges' phases (for people tuning the harness).
+        seconds = r["evidence"].setdefault("seconds", {})
+        seconds.update(node_prepare=round(found.node_prepare_s, 6), node_cpu=round(found.node_cpu_s, 6))
     if tb:
         _fail(r, FailureClass.HARNESS_ERROR, f"harness error: {tb.strip().splitlines()[-1][:300]}")
         r["log"] = (r["log"] + "\n" + tb)[-LOG_CHARS:]
@@ -163,6 +173,7 @@ def _compose(r: dict[str, Any], out: NodeOutcome, req: EvalRequest) -> None:
     # tuning the harness, not for the verdict.
     seconds = dict(reports[0].seconds) if 0 in reports else {}
     seconds["sandbox_wait"] = out.sandbox_wait_s
+    seconds["node_handout"] = out.handout_s
     seconds["node_run"] = out.wall_s
     r["evidence"] = {"seconds": {k: round(v, 6) for k, v in seconds.items()}}  # the probe's figures are under 1 ms
     # What a judge noted of its own workers (a gate it could not map, a worker it could not
