@@ -39,3 +39,39 @@ def test_a_whole_node_replaces_its_groups_without_holding_up_the_others(monkeypa
     assert {n.spec.gpus for n in nodes.nodes()} == {(0, 1, 2, 3), (4, 5)}
     assert pair_a not in nodes.nodes() and pair_b not in nodes.nodes()
 
+
+def test_on_gpus_the_next_sandboxes_start_after_the_judges_have_their_job(monkeypatch, cache_dir):
+    """Where spares overlap an evaluation (cuda: _overlaps), they start once every judge has
+    its job, not before: their start (forks, mounts, groups) is off the evaluation's path.
+    Run on cpu with the overlap forced, which only changes when the spares start."""
+    from pkb_ray.engine.node.evaluation import evaluate
+
+    from .conftest import CANDIDATES, LOADER, request_for
+
+    calls: list[str] = []
+    new_sandbox, hand_out = judge_node.JudgeNode._new_sandbox, judge_node.JudgeNode._hand_out
+
+    def logged_new(self, role, guard):
+        calls.append(f"start {role}")
+        return new_sandbox(self, role, guard)
+
+    def logged_hand_out(self, *a):
+        calls.append("hand out")
+        return hand_out(self, *a)
+
+    monkeypatch.setattr(judge_node.JudgeNode, "_overlaps", property(lambda self: True))
+    monkeypatch.setattr(judge_node.JudgeNode, "_new_sandbox", logged_new)
+    monkeypatch.setattr(judge_node.JudgeNode, "_hand_out", logged_hand_out)
+    nodes = JudgeNodes()
+    try:
+        for _ in range(2):
+            res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, time_candidates=False,
+                                       trials=1), load_problem=LOADER, nodes=nodes)
+            assert res.correct, (res.message, res.log[-2000:])
+    finally:
+        nodes.close()
+    # The first evaluation starts its own sandbox (nothing was ahead), then, after the
+    # hand-out, the next one's and the one after it (a GPU node keeps two ahead); the second
+    # takes the first of those and starts the third one ahead after its hand-out.
+    assert calls == ["start candidate", "hand out", "start candidate", "start candidate",
+                     "hand out", "start candidate"], calls

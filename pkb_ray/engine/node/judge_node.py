@@ -253,6 +253,11 @@ class JudgeNode:
             if self._make_ready(sb, boxes, extensions_from, start_s, out):
                 eval_id = self._hand_out(job, sb, ref)
                 out.handout_s = time.monotonic() - t0
+                if self._overlaps:
+                    # The next evaluation's sandboxes start while the judges work on this
+                    # one, not before: two bubblewrap starts (forks of this process, mounts,
+                    # groups) are tens of milliseconds the judges need not wait for.
+                    self.prewarm(job.request.guard, job.timed)
                 self._collect(out, eval_id, sb, t0, deadline_s, also_stop=ref)
                 if out.stopped_at is None:
                     # Every judge reported before the sandbox had to be stopped; it is
@@ -286,8 +291,6 @@ class JudgeNode:
         says why). Both were started before their problem was known: sized for it now."""
         sb = self._take_sandbox("candidate", job.request.guard)
         ref = self._take_sandbox("reference", False) if job.timed else None
-        if self._overlaps:
-            self.prewarm(job.request.guard, job.timed)
         for box in [sb] + ([ref] if ref is not None else []):
             box.proc.bounds.resize(self._bounds(footprint_bytes))
         out.bounds = "; ".join(filter(None, [sb.proc.bounds.text, sb.proc.gpus_text]))
@@ -341,7 +344,9 @@ class JudgeNode:
         boxes = [sb] + ([ref] if ref is not None else [])
         for box in boxes:
             box.proc.kill(wait=False)
-        if not self._overlaps and self.judges:  # after stop() the next run starts everything afresh
+        if self.judges:  # after stop() the next run starts everything afresh
+            # On cpu the next sandboxes start only now (_overlaps); on cuda they started
+            # after the hand-out, unless this run ended before it.
             self.prewarm(job.request.guard, job.timed)
         names = ["zygote.log"] + [f"rank{r}.log" for r in range(self.spec.world_size)]
         out.logs = {name: sb.proc.log_tail(name) for name in names}
