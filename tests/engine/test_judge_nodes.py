@@ -75,3 +75,23 @@ def test_on_gpus_the_next_sandboxes_start_after_the_judges_have_their_job(monkey
     # takes the first of those and starts the third one ahead after its hand-out.
     assert calls == ["start candidate", "hand out", "start candidate", "start candidate",
                      "hand out", "start candidate"], calls
+
+
+def test_prestarting_a_group_starts_the_judges_its_evaluations_use(monkeypatch, cache_dir):
+    """A group's judges depend on the whole node (their cores: cpu_pins); prestarted for
+    GPUs 2,3 of a 4-GPU node, they are the ones evaluate(lease=...) asks for, not others
+    that it would replace."""
+    from pkb_ray.engine.node import cpu_pins, evaluation
+
+    from .conftest import CANDIDATES, request_for
+
+    monkeypatch.setattr(cpu_pins.os, "sched_getaffinity", lambda pid: set(range(64)))
+    monkeypatch.setattr(judge_node.JudgeNode, "start", lambda self: None)
+    monkeypatch.setattr(judge_node.JudgeNode, "prewarm", lambda self, guard=True, timed=True: None)
+    req = request_for(CANDIDATES / "store_exchange.py", cache_dir, device="cuda")
+    nodes = JudgeNodes()
+    started = evaluation.prestart(req, gpus=(2, 3), nodes=nodes, node_gpus=(0, 1, 2, 3))
+    assert started.spec == evaluation.node_spec(req, (2, 3), (0, 1, 2, 3))
+    assert started.spec.cores and started.spec != evaluation.node_spec(req, (2, 3), (2, 3))
+    assert not set(started.spec.setup_cores) & {c for rc in cpu_pins.plan([0, 1, 2, 3], 4, list(range(64)))
+                                                for c in (rc.judge, rc.workers)}

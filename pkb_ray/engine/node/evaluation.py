@@ -283,12 +283,15 @@ def _cores(req: EvalRequest, gpus: tuple[int, ...] | None,
     return cores, (cpu_pins.unpinned(node) if cores else ())
 
 
-def prestart(req: EvalRequest, gpus: tuple[int, ...] | None = None, nodes: JudgeNodes | None = None) -> JudgeNode:
+def prestart(req: EvalRequest, gpus: tuple[int, ...] | None = None, nodes: JudgeNodes | None = None,
+             node_gpus: tuple[int, ...] | None = None) -> JudgeNode:
     """The judges evaluate(req) would use here, started now with the first evaluation's
-    sandboxes (a node actor pays for both once, not per candidate)."""
+    sandboxes (a node actor pays for both once, not per candidate). `node_gpus`: every GPU
+    of the node when `gpus` is one group of it (a lease's node_gpus), so that the judges are
+    the ones evaluate(req, lease=...) asks for (their cores depend on the whole node)."""
     if req.device == "cuda" and gpus is None:
         gpus = launch.visible_gpus()
-    node = (nodes or LOCAL).node_for(node_spec(req, gpus, gpus))
+    node = (nodes or LOCAL).node_for(node_spec(req, gpus, node_gpus or gpus))
     node.start()
     node.prewarm(req.guard)
     return node
