@@ -19,7 +19,8 @@ verdict after it, as NodeEvaluator.evaluate), without Ray:
   3. self-timing under co-tenancy (--self-timing; by default only where it fits the budget):
      each reference against itself on one group while the others are busy;
   4. the machine: `nvidia-smi topo -m`, the groups, each GPU's pinned cores, the cores spare
-     sandboxes set up on and the hyperthread siblings of the pinned ones.
+     sandboxes set up on and the hyperthread siblings of the pinned ones, and the pinned
+     cores' clock during exclusive and grouped evaluations (CoreClock).
 --budget-s: the run ends within that many seconds of its start (a round, the throughput or
 the self-timing phase is left out where the evaluations measured so far say it would not
 fit; the results say what was left out). 4 x H200 at world size 2: about 4.5 s an exclusive
@@ -262,6 +263,53 @@ class Bench:
         return self.elapsed() + sum(self.cost_s(w) for w in what) + MARGIN_S <= self.args.budget_s
 
 
+class CoreClock:
+    """The clock of the pinned cores (MHz, sampled every half second), by what the bench is
+    doing: a busier node may run every core slower (turbo budget), which stretches every
+    CPU-bound phase of a grouped evaluation (imports, NVRTC, the judges' host work) without
+    anything of ours serialising it. {} where the machine does not say (a VM's cpuinfo may
+    give a constant)."""
+
+    def __init__(self, cores: list[int]) -> None:
+        self.cores, self.tag = cores, ""
+        self.samples: dict[str, list[float]] = collections.defaultdict(list)
+        self.stop = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def read(self) -> list[float]:
+        mhz = []
+        for c in self.cores:
+            try:
+                with open(f"/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq") as f:
+                    mhz.append(int(f.read()) / 1e3)
+            except (OSError, ValueError):
+                break
+        if len(mhz) == len(self.cores):
+            return mhz
+        try:
+            text = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return []
+        by_cpu, cpu = {}, None
+        for line in text.splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "processor":
+                cpu = int(value)
+            elif key.strip() == "cpu MHz" and cpu is not None:
+                by_cpu[cpu] = float(value)
+        return [by_cpu[c] for c in self.cores if c in by_cpu]
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            tag, mhz = self.tag, self.read()
+            if tag and mhz:
+                self.samples[tag].append(statistics.median(mhz))
+
+    def summary(self) -> dict:
+        return {tag: {"median_mhz": round(statistics.median(v), 1), "min_mhz": round(min(v), 1), "n": len(v)}
+                for tag, v in self.samples.items()}
+
+
 def busy_share(row: dict, block: list[dict]) -> float:
     """The least share of `row`'s time during which each other group (stream) of its block
     held an evaluation."""
@@ -383,7 +431,7 @@ def write(out: Path, stem: str, figures: dict) -> None:
         for ph in sorted(figures["phases"], key=lambda p: -p["delta"] if isinstance(p["delta"], float) else math.inf):
             md.append(f"| {ph['phase']} | {ph['exclusive']} | {ph['grouped']} | {ph['delta']} | {ph.get('n', '')} |")
         md.append("")
-    for k in ("grouped_busy_share_min", "throughput_exclusive_per_hour", "throughput_grouped_per_hour", "throughput_ratio",
+    for k in ("core_clock", "grouped_busy_share_min", "throughput_exclusive_per_hour", "throughput_grouped_per_hour", "throughput_ratio",
               "self_timing_within_3pct", "self_timing_ci_holds_1"):
         if k in figures:
             md.append(f"- {k}: {figures[k]}")
@@ -452,12 +500,15 @@ def main() -> int:
             share_within=f"{sum(p['verdict'] == 'within' for p in measured)}/{len(measured)}",
             share_shift_within_2pct=f"{sum(abs(math.log(p['shift'])) <= 0.02 for p in measured)}/{len(measured)}",
             moved=[p["problem"] for p in per if p["verdict"] == "moved"],
+            core_clock=clock.summary(),
             grouped_busy_share_min=min((r["busy_share"] for r in rows if r["tag"] in ("grouped", "self")), default=None),
             rows=rows,
             elapsed_s=round(bench.elapsed(), 1), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
         write(out, stem, figures)
 
     print(f"{len(gpus)} GPUs, groups {bench.partition}; problems: {list(problems)}", flush=True)
+    pinned = sorted({c for cores in figures["machine"]["pins"].values() for c in cores})
+    clock = CoreClock(pinned or sorted(os.sched_getaffinity(0)))
     bench.prestart()
     figures["setup_s"] = round(bench.elapsed(), 1)
     excl_walls: list[tuple[int, float]] = []
@@ -465,9 +516,12 @@ def main() -> int:
         if r and not bench.fits("round", "throughput"):
             bench.notes.append(f"{r} rounds of {args.repeats}: another would not fit --budget-s with the throughput")
             break
+        clock.tag = "exclusive"
         excl_walls.append((r, bench.exclusive_round(r)))
         order = list(problems)[r % len(problems):] + list(problems)[:r % len(problems)]
+        clock.tag = "grouped"
         bench.grouped_block([(p, bench.which(p)) for p in order], "grouped", r)
+        clock.tag = ""
         figures["repeats_done"] = r + 1
         save()
     # One at a time: the exclusive rounds after the first (whose evaluations also decided
@@ -476,7 +530,9 @@ def main() -> int:
     if later:
         figures["throughput_exclusive_per_hour"] = round(len(problems) * len(later) / sum(later) * 3600, 1)
     if bench.fits("throughput"):
+        clock.tag = "throughput"
         tp = bench.throughput_grouped()
+        clock.tag = ""
         figures["throughput"] = tp
         figures["throughput_grouped_per_hour"] = tp["evaluations_per_hour"]
         if later:
@@ -485,7 +541,9 @@ def main() -> int:
         bench.notes.append("throughput (all groups at once) left out: it would not fit --budget-s")
     save()
     if args.self_timing == "on" or (args.self_timing == "auto" and bench.fits("self")):
+        clock.tag = "self"
         bench.grouped_block([(p, "reference") for p in problems], "self", None)
+        clock.tag = ""
         selfs = [r for r in bench.rows if r["tag"] == "self"]
         for r in selfs:
             lo, hi = r["ci"]
