@@ -128,3 +128,25 @@ def test_smt_siblings_reads_the_kernel_or_names_the_core_alone():
     core = min(os.sched_getaffinity(0))
     assert core in smt_siblings(core)
     assert smt_siblings(10 ** 6) == frozenset({10 ** 6})
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_a_sandbox_starts_on_the_setup_cores_it_is_given(tmp_path):
+    """A spare sandbox sets up on the node's setup cores from its first process on
+    (bubblewrap and the interpreter's start-up too), not only once the zygote moves there."""
+    from pkb_ray.engine import launch
+
+    core = min(os.sched_getaffinity(0))
+    src = ("import os\n"
+           "open(os.path.join(os.environ['PKB_WORKDIR'], 'cores'), 'w').write(str(sorted(os.sched_getaffinity(0))))\n")
+    box = launch.Sandboxed(launch.plan_sandbox(), (str(tmp_path),), gpu=False, files={"candidate.py": src},
+                           cores=(core,))
+    proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.build_probe",
+                                         launch.BuildStart(candidate_file="candidate.py"),
+                                         launch.child_env("cpu", 1), sandbox=box))
+    try:
+        proc.popen.communicate(timeout=120)
+        assert proc.read_file("cores", 100).decode() == f"[{core}]", proc.log_tail("zygote.log")
+        assert proc.cores == (core,)
+    finally:
+        proc.cleanup()

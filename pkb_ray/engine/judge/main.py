@@ -26,6 +26,13 @@ def main() -> int:
 
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <judge>` prints where it is
     start = payload(JudgeStart)
+    pinned = False
+    if start.core >= 0:
+        from pkb_ray.engine.wire.cores import pin_process
+
+        # On its core before importing torch: the import (1-3 s of CPU), left to the
+        # scheduler, may run on a core another GPU group's judge or worker is timing on.
+        pinned = pin_process(start.core)
     # NCCL's heartbeat monitor and its watchdog's dump check poll the node's store: when the
     # node drops the store before a judge has exited, each prints a traceback. The judges'
     # own deadlines (group.REFERENCE_TIMEOUT_S, the node's) already turn a hang into an error.
@@ -40,11 +47,6 @@ def main() -> int:
     from pkb_ray.engine.wire import frames
 
     rank, world, device = start.rank, start.world_size, start.device
-    pinned = False
-    if start.core >= 0:
-        from pkb_ray.engine.wire.cores import pin_process
-
-        pinned = pin_process(start.core)
     if device == "cuda":
         torch.cuda.set_device(rank)
         device = f"cuda:{rank}"

@@ -35,6 +35,8 @@ class SandboxProcess:
         """What it holds of the node's GPUs, in words (empty: no GPU)."""
         self.ready = False
         self.started_at = time.monotonic()
+        self.cores: tuple[int, ...] = ()
+        """Where it started and where its clean-up runs (start_sandbox's `cores`)."""
 
     def wait_ready(self, timeout_s: float) -> bool:
         """True once the zygote has imported torch (it prints "ready")."""
@@ -91,9 +93,25 @@ class SandboxProcess:
 
     def cleanup_later(self) -> None:
         """Stopped now; reaped and removed in the background (a dying CUDA process takes a
-        few hundred milliseconds to give its context back, which no evaluation should wait on)."""
+        few hundred milliseconds to give its context back, which no evaluation should wait on),
+        on its cores: the removal's chmod and rm, left to the scheduler, may run on a core
+        another GPU group's judge or worker is pinned to and timing on."""
         self.kill(wait=False)
-        threading.Thread(target=self.cleanup, name=f"pkb-cleanup-{self.id}", daemon=True).start()
+        threading.Thread(target=self._cleanup_on_cores, name=f"pkb-cleanup-{self.id}", daemon=True).start()
+
+    def _cleanup_on_cores(self) -> None:
+        _keep_to(self.cores)  # this thread, and what it starts
+        self.cleanup()
+
+
+def _keep_to(cores: tuple[int, ...]) -> None:
+    """The calling thread (and the processes it starts) on `cores`; left as it is where they
+    may not be used."""
+    if cores:
+        try:
+            os.sched_setaffinity(0, cores)
+        except OSError:
+            pass
 
 
 def _kill_tagged(sandbox_id: str) -> None:
@@ -119,7 +137,7 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
                   gpu: bool, cache_dirs: list[str], pre_files: dict[str, str] | None = None,
                   dirs: list[str] = (), binds: dict[str, str] | None = None,
                   trees: dict[str, str] | None = None, limits: Bounds | None = None,
-                  gpus: tuple[int, ...] | None = None) -> SandboxProcess:
+                  gpus: tuple[int, ...] | None = None, cores: tuple[int, ...] = ()) -> SandboxProcess:
     """Start `command` (a Python module invocation, spawn.py's; its first element is
     replaced by the interpreter, the rest passed as they are) in a new sandbox. `env` holds
     allow-listed names only (spawn.child_env); paths in `env` that name the sandbox's
@@ -129,7 +147,9 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
     without bubblewrap they are preloaded instead (LD_PRELOAD: weaker, a path dlopen still
     works). `limits`: what it may use (bounds.py; default: one rank's). `gpus`, with
     `gpu`: the node's GPUs it holds (gpus.py; None: every one); under bubblewrap it sees
-    no other."""
+    no other. `cores`: where its first process starts, before bubblewrap (and so bwrap
+    itself, the interpreter's start-up and the imports; a rank moves to its own core
+    later), and where its clean-up runs; (): wherever the scheduler puts them."""
     bwrapped = plan.kind.startswith("bwrap")
     workdir = tempfile.mkdtemp(prefix="pkb_sbx_", dir=run_root())
     if plan.tmp_quota:
@@ -175,16 +195,23 @@ def start_sandbox(plan: SandboxPlan, command: list[str], *, env: dict[str, str],
     held = bound(sandbox_id, limits or sandbox_bounds(1), uid=plan.uid, device="cuda" if gpu else "cpu",
                  deny_devices=deny)
     err = open(os.path.join(workdir, "zygote.log"), "ab")
+    bounded = held.preexec(plan.uid, plan.gid)
+
+    def first_process() -> None:
+        _keep_to(tuple(cores))
+        bounded()
+
     try:
         popen = subprocess.Popen(argv, env=full_env, pass_fds=pass_fds, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=err, cwd=workdir, start_new_session=True,
-                                 close_fds=True, preexec_fn=held.preexec(plan.uid, plan.gid))
+                                 close_fds=True, preexec_fn=first_process)
     except BaseException:
         held.remove()
         raise
     finally:
         err.close()
     proc = SandboxProcess(plan, popen, workdir, inside, sandbox_id, held)
+    proc.cores = tuple(cores)
     if shown is not None:
         proc.gpus_text = shown.description if bwrapped else "gpus: every GPU of the node reachable (no bubblewrap)"
     live.add(proc)

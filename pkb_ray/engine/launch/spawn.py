@@ -46,6 +46,9 @@ class Sandboxed:
     """What it may use (bounds.sandbox_bounds); None: one rank's."""
     gpus: tuple[int, ...] | None = None
     """With `gpu`: the node's GPUs it holds (gpus.first_gpus); None: every one."""
+    cores: tuple[int, ...] = ()
+    """The cores its first process (and so everything it starts, until a rank moves to its
+    own) and its clean-up run on: the node's setup cores (node/cpu_pins.unpinned); (): any."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def start(spec: SpawnSpec) -> SandboxProcess:
     return start_sandbox(box.plan, spec.argv(), env=dict(spec.env), pass_fds=list(spec.fds), gpu=box.gpu,
                          cache_dirs=list(box.cache_dirs), pre_files=dict(box.files), dirs=list(box.dirs),
                          binds=dict(box.binds) or None, trees=dict(box.trees) or None, limits=box.limits,
-                         gpus=box.gpus)
+                         gpus=box.gpus, cores=box.cores)
 
 
 def start_trusted(spec: SpawnSpec, *, tie_to_parent: bool = False, capture: bool = False) -> subprocess.Popen:

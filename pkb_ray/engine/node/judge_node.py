@@ -193,7 +193,8 @@ class JudgeNode:
                                   yields=cpu_pins.yields(spec.device, role, pinned=bool(spec.cores)))
         env = launch.child_env(spec.device, spec.world_size, self.visible, torch_cuda_arch_list=spec.torch_cuda_arch_list)
         box = launch.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
-                               binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0), gpus=self.gpus)
+                               binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0), gpus=self.gpus,
+                               cores=spec.setup_cores)
         proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
         for _, b in pairs:
             b.close()
