@@ -63,13 +63,17 @@ def test_on_gpus_the_next_sandboxes_start_after_the_judges_have_their_job(monkey
     monkeypatch.setattr(judge_node.JudgeNode, "_new_sandbox", logged_new)
     monkeypatch.setattr(judge_node.JudgeNode, "_hand_out", logged_hand_out)
     nodes = JudgeNodes()
+    ages = []
     try:
         for _ in range(2):
             res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, time_candidates=False,
                                        trials=1), load_problem=LOADER, nodes=nodes)
             assert res.correct, (res.message, res.log[-2000:])
+            ages.append(res.evidence["seconds"]["sandbox_age"])
     finally:
         nodes.close()
+    # The first took a sandbox started on the spot, the second the one started at the first's hand-out.
+    assert ages[0] < ages[1], ages
     # The first evaluation starts its own sandbox (nothing was ahead), then, after the
     # hand-out, the next one's and the one after it (a GPU node keeps two ahead); the second
     # takes the first of those and starts the third one ahead after its hand-out.

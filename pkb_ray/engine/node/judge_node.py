@@ -92,6 +92,9 @@ class NodeOutcome:
     handout_s: float = 0.0
     """Seconds from the run's start until every judge had its job (the sandboxes taken,
     sized and ready): the node's own part of the evaluation's start."""
+    sandbox_age_s: float = 0.0
+    """How long the candidate's sandbox had been starting when it was taken (about 0: none
+    was ahead, or one of the other guard setting): the head start its set-up had."""
 
 
 class _Judge:
@@ -292,6 +295,7 @@ class JudgeNode:
         says why). Both were started before their problem was known: sized for it now."""
         sb = self._take_sandbox("candidate", job.request.guard)
         ref = self._take_sandbox("reference", False) if job.timed else None
+        out.sandbox_age_s = time.monotonic() - sb.proc.started_at
         for box in [sb] + ([ref] if ref is not None else []):
             box.proc.bounds.resize(self._bounds(footprint_bytes))
         out.bounds = "; ".join(filter(None, [sb.proc.bounds.text, sb.proc.gpus_text]))

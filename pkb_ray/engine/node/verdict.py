@@ -174,6 +174,7 @@ def _compose(r: dict[str, Any], out: NodeOutcome, req: EvalRequest) -> None:
     seconds = dict(reports[0].seconds) if 0 in reports else {}
     seconds["sandbox_wait"] = out.sandbox_wait_s
     seconds["node_handout"] = out.handout_s
+    seconds["sandbox_age"] = out.sandbox_age_s
     seconds["node_run"] = out.wall_s
     r["evidence"] = {"seconds": {k: round(v, 6) for k, v in seconds.items()}}  # the probe's figures are under 1 ms
     # What a judge noted of its own workers (a gate it could not map, a worker it could not
