@@ -424,7 +424,10 @@ def write(out: Path, stem: str, figures: dict) -> None:
         md += ["", f"- within the exclusive spread: {figures['share_within']}; "
                    f"|shift| <= 2%: {figures['share_shift_within_2pct']}",
                "- rule: grouped median outside the exclusive [min, max] widened by the exclusive runs' own "
-               "interval half-width = moved (scripts/bench_groups_gpu.py compare())", ""]
+               "interval half-width = moved (scripts/bench_groups_gpu.py compare())",
+               f"- moved: {', '.join(figures['moved']) or 'none'}. Every result records its co_tenancy; `pkb report` "
+               "names the shared node in its header, `--max-co-tenancy 0` keeps only figures timed alone and "
+               "`--split-co-tenancy` gives one leaderboard per co-tenancy (README, GPU groups)", ""]
     if figures.get("phases"):
         md += ["## Where a grouped evaluation's time goes (medians, seconds)", "",
                "| phase | exclusive | grouped | delta | n |", "|---|---|---|---|---|"]
