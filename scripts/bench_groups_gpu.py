@@ -359,13 +359,16 @@ def compare(excl: list[dict], grouped: list[dict], between_sd: float) -> dict:
             "halfwidth_log": round(h, 4)}
 
 
-def phases(rows: list[dict]) -> list[dict]:
+def phases(rows: list[dict], candidate: str = "") -> list[dict]:
     """Per phase (the results' evidence seconds, wall and verdict around them), the median of
     the exclusive and of the grouped evaluations and the difference: where a grouped
     evaluation spends its extra time. Correct evaluations whose problem's timing mode was
-    kept already (a first evaluation also decides it)."""
+    kept already (a first evaluation also decides it); of one `candidate` kind if given (an
+    expert's first trial holds its first symmetric allocation and NVRTC compile, a
+    reference's none)."""
     def usable(r: dict, tag: str) -> bool:
         return (r["tag"] == tag and r["correct"] and r["mode_source"] in ("cached", "")
+                and (not candidate or r["candidate"] == candidate)
                 and r.get("busy_share", 1.0) >= (BUSY_MIN if tag == "grouped" else 0))
 
     ex, gr = [r for r in rows if usable(r, "exclusive")], [r for r in rows if usable(r, "grouped")]
@@ -434,6 +437,11 @@ def write(out: Path, stem: str, figures: dict) -> None:
         for ph in sorted(figures["phases"], key=lambda p: -p["delta"] if isinstance(p["delta"], float) else math.inf):
             md.append(f"| {ph['phase']} | {ph['exclusive']} | {ph['grouped']} | {ph['delta']} | {ph.get('n', '')} |")
         md.append("")
+        for cand, rows in figures.get("phases_by_candidate", {}).items():
+            grew = sorted((p for p in rows if isinstance(p["delta"], float)), key=lambda p: -p["delta"])[:8]
+            if grew:
+                md += [f"{cand}s, the 8 phases that grew most: " + "; ".join(
+                    f"{p['phase']} {p['exclusive']} -> {p['grouped']}" for p in grew), ""]
     for k in ("core_clock", "grouped_busy_share_min", "throughput_exclusive_per_hour", "throughput_grouped_per_hour", "throughput_ratio",
               "self_timing_within_3pct", "self_timing_ci_holds_1"):
         if k in figures:
@@ -500,6 +508,7 @@ def main() -> int:
         measured = [p for p in per if p["verdict"] != "unmeasured"]
         figures.update(
             per_problem=per, phases=phases(rows),
+            phases_by_candidate={c: phases(rows, c) for c in ("expert", "reference")},
             share_within=f"{sum(p['verdict'] == 'within' for p in measured)}/{len(measured)}",
             share_shift_within_2pct=f"{sum(abs(math.log(p['shift'])) <= 0.02 for p in measured)}/{len(measured)}",
             moved=[p["problem"] for p in per if p["verdict"] == "moved"],
