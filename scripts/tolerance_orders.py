@@ -39,11 +39,10 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from pkb_ray.problems import args as tree
+from pkb_ray.problems.loader import load_problem
 
-from pkb_ray.problems import args as tree  # noqa: E402
-from pkb_ray.problems.loader import load_problem  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 # Problems with a SUM (or AVG) across ranks in low precision or with a tight fp32 tolerance.
 DEFAULT = (
