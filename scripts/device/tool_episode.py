@@ -154,7 +154,11 @@ def main() -> int:
                     "PKB_ variable": "PKB_", "sandbox dir": "pkb_sbx_", "site-packages": "site-packages"})
     for i, p in enumerate(x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if len(x) > 4):
         needles[f"PYTHONPATH[{i}]"] = p
-    seen = json.dumps(bodies)
+    # What the model wrote itself (its assistant turns: the code it submits, whose comments may
+    # name anything, e.g. the allreduce expert's PKB_EXPERT_FAST knob) comes back in every later
+    # request body; only what the harness sent it (prompts, tool results) can leak.
+    seen = json.dumps([{**b, "messages": [m for m in b.get("messages", []) if m.get("role") != "assistant"]}
+                       for b in bodies])
     # The probe's output (the sandbox's environment, as a model would read it) is judged apart
     # from the rest of what the model was sent: prompts and the other tools' results.
     probe_seen = json.dumps(probe[0])[1:-1]
@@ -174,7 +178,7 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"tool_episode_{args.device}.json").write_text(json.dumps(result, indent=1))
-    (out / f"tool_episode_{args.device}_requests.json").write_text(seen)
+    (out / f"tool_episode_{args.device}_requests.json").write_text(json.dumps(bodies))
     print(f"sweep exit {proc.returncode} in {sweep_s:.0f} s; {len(bodies)} model requests; end {result['end']}")
     print(f"{'tool':10s} {'calls':>5s} {'cold s':>8s} {'warm median s':>14s} {'warm device-s':>14s} ok")
     for t, r in tools.items():
