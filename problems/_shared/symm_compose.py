@@ -156,32 +156,47 @@ def pull_blocks(sl, out, tasks):
 def all_to_all_dims(tag, x, scatter_dim, gather_dim, pad_to=None):
     """Split x into W equal chunks along scatter_dim, chunk j to rank j, and concatenate
     what arrives along gather_dim (the Ulysses primitive). pad_to: zero-pad scatter_dim
-    to this size first (written in the slot, no padded copy of x). Each rank writes x
-    once into its slot; every rank then copies chunk r of each rank's slot straight into
-    its place in the output (no send-side chunk copies, no concatenation pass)."""
+    to this size first (zeros written straight into place, no padded copy of x).
+
+    Push: rank r writes chunk j of x straight into region r of rank j's slot over NVLink
+    and its own chunk straight into its output; one barrier; then each rank copies the
+    W - 1 regions that arrived into their places in the output. The pull form (x written
+    whole into the own slot, peers read their chunk) paid a local pass over all of x
+    before any byte crossed NVLink: 0.84x NCCL at world size 2 on H200 (issue 43)."""
     x = x.contiguous()
     shape = list(x.shape)
-    if pad_to is not None and pad_to != shape[scatter_dim]:
+    n = shape[scatter_dim]
+    if pad_to is not None and pad_to != n:
         shape[scatter_dim] = pad_to
     nb = x.element_size()
     for d in shape:
         nb *= d
     sl = Slot(tag, nb, x.device)
     W, r = sl.world, sl.rank
-    mine = sl.local(x.dtype, shape)
-    n = x.shape[scatter_dim]
-    mine.narrow(scatter_dim, 0, n).copy_(x)
-    if shape[scatter_dim] > n:
-        mine.narrow(scatter_dim, n, shape[scatter_dim] - n).zero_()
     c = shape[scatter_dim] // W
-    out_shape = list(shape)
-    out_shape[scatter_dim] = c
+    chunk_shape = list(shape)
+    chunk_shape[scatter_dim] = c
+    cb = nb // W
+    out_shape = list(chunk_shape)
     g = out_shape[gather_dim]
     out_shape[gather_dim] = g * W
     out = torch.empty(out_shape, dtype=x.dtype, device=x.device)
+
+    def put(dst, j):
+        """Chunk j of x (its rows past n, padding, as zeros) into dst."""
+        lo = j * c
+        k = max(0, min(c, n - lo))
+        if k:
+            dst.narrow(scatter_dim, 0, k).copy_(x.narrow(scatter_dim, lo, k))
+        if k < c:
+            dst.narrow(scatter_dim, k, c - k).zero_()
+
+    for step in range(1, W):
+        j = (r + step) % W  # peers in a rotating order, so no rank's link takes every first write
+        put(sl.peer(j, x.dtype, chunk_shape, offset=r * cb), j)
+    put(out.narrow(gather_dim, r * g, g), r)
     sl.barrier()
-    for step in range(W):
-        j = (r + step) % W  # own chunk first (local), then peers in a rotating order
-        src = sl.peer(j, x.dtype, shape).narrow(scatter_dim, r * c, c)
-        out.narrow(gather_dim, j * g, g).copy_(src)
+    for step in range(1, W):
+        j = (r + step) % W
+        out.narrow(gather_dim, j * g, g).copy_(sl.local(x.dtype, chunk_shape, offset=j * cb))
     return out
