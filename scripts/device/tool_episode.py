@@ -36,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from scripts.bench_tools_sweep import sweep_env, tools_sweep_overrides
 from tests.agent.tool_server import ToolServer, Turn, step_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,22 +93,10 @@ def main() -> int:
     canary = {"OPENAI_API_KEY": "sk-canary-" + secrets.token_hex(12),
               "PKB_CANARY_TOKEN": "pkbcanary" + secrets.token_hex(12),
               "MY_SERVICE_SECRET": "svc-canary-" + secrets.token_hex(12)}
-    overrides = [
-        "mode=tools", "model=openai_compatible", "model.model_id=toolbot", "model.max_retries=0",
-        "model.price_input_per_mtok=1.0", "model.price_output_per_mtok=4.0", "mode.tools.tool_models=[openai_compatible]",
-        f"mode.tools.limits.tool_calls={sum(len(t) for t in turns) + 2}",
-        f"mode.tools.limits.model_calls={len(turns) + 3}",
-        f"problems.source={source}", f"problems.ids=[{problem}]", "attempts=1",
-        f"eval.device={args.device}", f"eval.world_size={args.world_size}", f"eval.cache_dir={args.cache_dir}",
-        f"generation.cache_dir={work / 'kernels_cache'}", f"sweep.root={work / 'sweeps'}", f"sweep.name={name}",
-        "sweep.progress=false", "tracking.enabled=false",
-    ]
-    if args.device == "cpu":  # the engine tests' fast timing: a 2-core machine
-        overrides += ["eval.trials=2", "eval.timing.warmup_ms=5", "eval.timing.min_calls=5",
-                      "eval.timing.max_calls=40", "eval.timing.target_rel_ci=0.05", "eval.timing.max_timing_s=1"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "MLFLOW_"))}
-    env.update(canary)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    overrides = tools_sweep_overrides(args, problem, source, work, name, 1,
+                                      [f"mode.tools.limits.tool_calls={sum(len(t) for t in turns) + 2}",
+                                       f"mode.tools.limits.model_calls={len(turns) + 3}"])
+    env = sweep_env() | canary
 
     def script(body: dict) -> Turn:
         step = step_of(body)
