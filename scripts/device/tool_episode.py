@@ -36,27 +36,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from scripts.bench_tools_sweep import sweep_env, tools_sweep_overrides
+# the benchmark's episode pieces, so that both run the same problem, candidates and sweep
+from scripts.bench_tools_sweep import (SCRIPT, WRONG, journal_records, problem_for, sweep_env,
+                                      tools_sweep_overrides)
 from tests.agent.tool_server import ToolServer, Turn, step_of
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "engine" / "fixtures"
-WRONG = "def solution(*args, **kwargs):\n    return args[0]\n"
-SCRIPT = ("import os, torch, torch.distributed as dist\n"
-          "x = torch.ones(1 << 20, device='cuda' if torch.cuda.is_available() else 'cpu')\n"
-          "dist.all_reduce(x)\nprint('rank', os.environ['RANK'], 'ok', x[0].item())\n")
 PROBE = ("import os, sys\n"
          "print('ENV', sorted(os.environ.items()))\nprint('CWD', os.getcwd())\nprint('PATH', sys.path)\n")
 CHECK_WARM_LIMIT_S = 5.0
-
-
-def problem_for(device: str) -> tuple[str, str, str]:
-    """(problem id, problems source, the good module)."""
-    if device == "cuda":
-        from pkb_ray.problems import load_problem
-
-        return "allreduce", "builtin", load_problem("builtin", "allreduce").expert_source
-    return "sum_ranks", str(FIXTURES / "problems"), (FIXTURES / "candidates" / "store_exchange.py").read_text()
 
 
 def plan(good: str, rounds: int) -> list[list[tuple[str, dict]]]:
@@ -111,8 +99,7 @@ def main() -> int:
         bodies = list(server.bodies)
     print(proc.stdout[-2500:], proc.stderr[-2500:] if proc.returncode else "", sep="\n")
     sweep_dir = work / "sweeps" / name
-    recs = [json.loads(x) for p in sorted((sweep_dir / "agent").glob("*/*/*.jsonl"))
-            for x in p.read_text().splitlines() if x.strip()]
+    recs = journal_records(sweep_dir)
     done = [r for r in recs if r.get("kind") == "tool_result"]
     tools = {}
     for tool in ("check", "benchmark", "profile", "run", "submit"):
