@@ -96,6 +96,35 @@ def journal_records(sweep_dir: Path) -> list[dict]:
     return out
 
 
+def tools_sweep_overrides(args: argparse.Namespace, problem: str, source: str, work: Path, name: str,
+                          attempts: int, extra: list[str]) -> list[str]:
+    """`sweep.py` overrides for `attempts` scripted tools-mode episodes of problem on args.device,
+    args.world_size ranks (the scripted model is "toolbot", priced so that cost shows up), with
+    the sweep's state under work; extra: the caller's own (limits, concurrency). Shared with
+    scripts/device/tool_episode.py, so that its episode runs the sweep this benchmark times."""
+    overrides = [
+        "mode=tools", "model=openai_compatible", "model.model_id=toolbot", "model.max_retries=0",
+        "model.price_input_per_mtok=1.0", "model.price_output_per_mtok=4.0", "mode.tools.tool_models=[openai_compatible]",
+        *extra,
+        f"problems.source={source}", f"problems.ids=[{problem}]", f"attempts={attempts}",
+        f"eval.device={args.device}", f"eval.world_size={args.world_size}", f"eval.cache_dir={args.cache_dir}",
+        f"generation.cache_dir={work / 'kernels_cache'}", f"sweep.root={work / 'sweeps'}", f"sweep.name={name}",
+        "sweep.progress=false", "tracking.enabled=false",
+    ]
+    if args.device == "cpu":  # the engine tests' fast timing: a 2-core machine
+        overrides += ["eval.trials=2", "eval.timing.warmup_ms=5", "eval.timing.min_calls=5",
+                      "eval.timing.max_calls=40", "eval.timing.target_rel_ci=0.05", "eval.timing.max_timing_s=1"]
+    return overrides
+
+
+def sweep_env() -> dict[str, str]:
+    """The sweep child's environment: ours without RAY_ADDRESS (it starts its own local Ray)
+    and MLFLOW_* (tracking is off), with the repo first on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "MLFLOW_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -107,20 +136,9 @@ def main() -> int:
     problem, source, good = problem_for(args.device)
     work = Path(tempfile.mkdtemp(prefix="pkb_tools_bench_"))
     name = f"bench_tools_{args.device}"
-    overrides = [
-        "mode=tools", "model=openai_compatible", "model.model_id=toolbot", "model.max_retries=0",
-        "model.price_input_per_mtok=1.0", "model.price_output_per_mtok=4.0",
-        f"model.max_concurrency={args.episodes}", "mode.tools.tool_models=[openai_compatible]",
-        f"problems.source={source}", f"problems.ids=[{problem}]", f"attempts={args.episodes}",
-        f"eval.device={args.device}", f"eval.world_size={args.world_size}", f"eval.cache_dir={args.cache_dir}",
-        f"generation.cache_dir={work / 'kernels_cache'}", f"sweep.root={work / 'sweeps'}", f"sweep.name={name}",
-        "sweep.progress=false", "tracking.enabled=false",
-    ]
-    if args.device == "cpu":  # the engine tests' fast timing: a 2-core machine
-        overrides += ["eval.trials=2", "eval.timing.warmup_ms=5", "eval.timing.min_calls=5",
-                      "eval.timing.max_calls=40", "eval.timing.target_rel_ci=0.05", "eval.timing.max_timing_s=1"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "MLFLOW_"))}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    overrides = tools_sweep_overrides(args, problem, source, work, name, args.episodes,
+                                      [f"model.max_concurrency={args.episodes}"])
+    env = sweep_env()
     sampler = None
     with ToolServer(script_for(good)) as server:
         cmd = [sys.executable, str(REPO / "sweep.py"), f"model.api_base={server.url}", *overrides]

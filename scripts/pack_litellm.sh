@@ -76,12 +76,7 @@ pkgs=(
 python3 -m pip download -q --no-deps "${plat[@]}" -d "$work/wheels" "${pkgs[@]}"
 python3 -m pip install -q --no-deps "${plat[@]}" --target "$work/site" "$work"/wheels/*.whl
 site=$work/site
-rm -rf "$site/bin" "$site/litellm/rust_bridge/_native.abi3.so" \
-       "$site/litellm/proxy/_experimental/out" "$site/litellm/proxy/swagger" \
-       "$site/litellm/proxy/_lazy_openapi_snapshot.json" \
-       "$site/litellm/llms/huggingface/huggingface_llms_metadata"
-find "$site" -name '__pycache__' -prune -exec rm -rf {} +
-find "$site" -type d -name tests -prune -exec rm -rf {} +
+bash "$(dirname "$0")/prune_litellm_site.sh" "$site"  # the cuts above, shared with pack_sweep_site.sh
 du -sh "$site"
 name=litellm-py${pyver//./}.txz
 tar -c --sort=name -C "$site" . | xz -9e -T0 > "$out/$name"

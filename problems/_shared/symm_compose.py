@@ -153,6 +153,25 @@ def pull_blocks(sl, out, tasks):
         _copy(sl.st, sl.s, out, out, rows[i:i + _MAXT], vec)
 
 
+def moe_route(topk_idx, rows, local_experts):
+    """The routing prologue of the MoE dispatch and combine experts, which must agree on it:
+    their rows travel in the same (expert, token) order. Returns (token, order, counts,
+    cnt_bytes, row_bytes): token, each (token, expert) pair's token, row-major over topk_idx;
+    order, the pairs sorted by (expert, token), stable so that a token's pairs keep their
+    order; counts, the pairs per expert over all W * local_experts experts; and the slot's
+    byte layout: the int64 counts first, cnt_bytes rounded up to 256 so that the rows after
+    them stay 16-byte aligned, then rows of row_bytes (one row of `rows`) each."""
+    t, k = topk_idx.shape
+    flat_e = topk_idx.reshape(-1)
+    token = torch.arange(t, device=rows.device).repeat_interleave(k)
+    order = torch.argsort(flat_e * t + token, stable=True)
+    W = dist.get_world_size()
+    counts = torch.bincount(flat_e, minlength=W * local_experts)
+    cnt_bytes = _round_up(W * local_experts * 8, 256)
+    row_bytes = rows.shape[1] * rows.element_size()
+    return token, order, counts, cnt_bytes, row_bytes
+
+
 def all_to_all_dims(tag, x, scatter_dim, gather_dim, pad_to=None):
     """Split x into W equal chunks along scatter_dim, chunk j to rank j, and concatenate
     what arrives along gather_dim (the Ulysses primitive). pad_to: zero-pad scatter_dim

@@ -21,13 +21,8 @@ def solution(expert_out, topk_idx, topk_weight):
     dev = expert_out.device
     t, k = topk_idx.shape
     h = expert_out.shape[1]
-    flat_e = topk_idx.reshape(-1)
-    token = torch.arange(t, device=dev).repeat_interleave(k)
-    order = torch.argsort(flat_e * t + token, stable=True)
+    token, order, counts, cnt_bytes, row_bytes = moe_route(topk_idx, expert_out, E)
     W = dist.get_world_size()
-    counts = torch.bincount(flat_e, minlength=W * E)
-    cnt_bytes = _round_up(W * E * 8, 256)
-    row_bytes = h * expert_out.element_size()
     sl = Slot("moe_combine", cnt_bytes + W * t * k * row_bytes, dev)
     r = sl.rank
     sl.local(torch.int64, (W * E,)).copy_(counts)

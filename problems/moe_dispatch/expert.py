@@ -20,13 +20,8 @@ def solution(x, topk_idx):
     t, k = topk_idx.shape
     h = x.shape[1]
     dev = x.device
-    flat_e = topk_idx.reshape(-1)
-    token = torch.arange(t, device=dev).repeat_interleave(k)
-    order = torch.argsort(flat_e * t + token, stable=True)
+    token, order, counts, cnt_bytes, row_bytes = moe_route(topk_idx, x, E)
     W = dist.get_world_size()
-    counts = torch.bincount(flat_e, minlength=W * E)
-    cnt_bytes = _round_up(W * E * 8, 256)
-    row_bytes = h * x.element_size()
     sl = Slot("moe_dispatch", cnt_bytes + t * k * row_bytes, dev)
     r = sl.rank
     sl.local(torch.int64, (W * E,)).copy_(counts)

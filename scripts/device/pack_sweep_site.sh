@@ -120,17 +120,15 @@ done
 python3 -m pip install -q --no-deps "${plat[@]}" --target "$work/site" "$work"/wheels/*.whl
 site=$work/site
 r=$site/ray
-rm -rf "$site/bin" "$r/jars" "$r/rllib" "$r/serve" "$r/llm" "$r/data" "$r/train" "$r/tune" \
+rm -rf "$r/jars" "$r/rllib" "$r/serve" "$r/llm" "$r/data" "$r/train" "$r/tune" \
        "$r/air" "$r/workflow" "$r/dashboard/client/build"
 [ "${KEEP_IMAGE_PACKAGES:-0}" = 1 ] || rm -rf "$r/_private/runtime_env/agent/thirdparty_files"
 strip --strip-unneeded "$r/_raylet.so" "$r/core/src/ray/gcs/gcs_server" "$r/core/src/ray/raylet/raylet"
-rm -rf "$site/litellm/rust_bridge/_native.abi3.so" "$site/litellm/proxy/_experimental/out" \
-       "$site/litellm/proxy/swagger" "$site/litellm/proxy/_lazy_openapi_snapshot.json" \
-       "$site/litellm/llms/huggingface/huggingface_llms_metadata" "$site/sqlalchemy/testing"
+rm -rf "$site/sqlalchemy/testing"
 find "$site/sqlalchemy" -name '*_cy*.so' -delete
 mkdir -p "$site/databricks"
-find "$site" -name '__pycache__' -prune -exec rm -rf {} +
-find "$site" -type d -name tests -prune -exec rm -rf {} +
+# litellm's cuts, console scripts, __pycache__ and test suites: the same as pack_litellm.sh's
+bash "$(dirname "$0")/../prune_litellm_site.sh" "$site"
 du -sh "$site"
 name=sweep-py${pyver//./}.txz
 tar -c --sort=name -C "$site" . | xz "${XZ_LEVEL:--9e}" -T0 > "$out/$name"  # XZ_LEVEL=-0: fast, for trials

@@ -36,26 +36,15 @@ import tempfile
 import time
 from pathlib import Path
 
+# the benchmark's episode pieces, so that both run the same problem, candidates and sweep
+from scripts.bench_tools_sweep import (SCRIPT, WRONG, journal_records, problem_for, sweep_env,
+                                      tools_sweep_overrides)
 from tests.agent.tool_server import ToolServer, Turn, step_of
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "engine" / "fixtures"
-WRONG = "def solution(*args, **kwargs):\n    return args[0]\n"
-SCRIPT = ("import os, torch, torch.distributed as dist\n"
-          "x = torch.ones(1 << 20, device='cuda' if torch.cuda.is_available() else 'cpu')\n"
-          "dist.all_reduce(x)\nprint('rank', os.environ['RANK'], 'ok', x[0].item())\n")
 PROBE = ("import os, sys\n"
          "print('ENV', sorted(os.environ.items()))\nprint('CWD', os.getcwd())\nprint('PATH', sys.path)\n")
 CHECK_WARM_LIMIT_S = 5.0
-
-
-def problem_for(device: str) -> tuple[str, str, str]:
-    """(problem id, problems source, the good module)."""
-    if device == "cuda":
-        from pkb_ray.problems import load_problem
-
-        return "allreduce", "builtin", load_problem("builtin", "allreduce").expert_source
-    return "sum_ranks", str(FIXTURES / "problems"), (FIXTURES / "candidates" / "store_exchange.py").read_text()
 
 
 def plan(good: str, rounds: int) -> list[list[tuple[str, dict]]]:
@@ -92,22 +81,10 @@ def main() -> int:
     canary = {"OPENAI_API_KEY": "sk-canary-" + secrets.token_hex(12),
               "PKB_CANARY_TOKEN": "pkbcanary" + secrets.token_hex(12),
               "MY_SERVICE_SECRET": "svc-canary-" + secrets.token_hex(12)}
-    overrides = [
-        "mode=tools", "model=openai_compatible", "model.model_id=toolbot", "model.max_retries=0",
-        "model.price_input_per_mtok=1.0", "model.price_output_per_mtok=4.0", "mode.tools.tool_models=[openai_compatible]",
-        f"mode.tools.limits.tool_calls={sum(len(t) for t in turns) + 2}",
-        f"mode.tools.limits.model_calls={len(turns) + 3}",
-        f"problems.source={source}", f"problems.ids=[{problem}]", "attempts=1",
-        f"eval.device={args.device}", f"eval.world_size={args.world_size}", f"eval.cache_dir={args.cache_dir}",
-        f"generation.cache_dir={work / 'kernels_cache'}", f"sweep.root={work / 'sweeps'}", f"sweep.name={name}",
-        "sweep.progress=false", "tracking.enabled=false",
-    ]
-    if args.device == "cpu":  # the engine tests' fast timing: a 2-core machine
-        overrides += ["eval.trials=2", "eval.timing.warmup_ms=5", "eval.timing.min_calls=5",
-                      "eval.timing.max_calls=40", "eval.timing.target_rel_ci=0.05", "eval.timing.max_timing_s=1"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "MLFLOW_"))}
-    env.update(canary)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    overrides = tools_sweep_overrides(args, problem, source, work, name, 1,
+                                      [f"mode.tools.limits.tool_calls={sum(len(t) for t in turns) + 2}",
+                                       f"mode.tools.limits.model_calls={len(turns) + 3}"])
+    env = sweep_env() | canary
 
     def script(body: dict) -> Turn:
         step = step_of(body)
@@ -122,8 +99,7 @@ def main() -> int:
         bodies = list(server.bodies)
     print(proc.stdout[-2500:], proc.stderr[-2500:] if proc.returncode else "", sep="\n")
     sweep_dir = work / "sweeps" / name
-    recs = [json.loads(x) for p in sorted((sweep_dir / "agent").glob("*/*/*.jsonl"))
-            for x in p.read_text().splitlines() if x.strip()]
+    recs = journal_records(sweep_dir)
     done = [r for r in recs if r.get("kind") == "tool_result"]
     tools = {}
     for tool in ("check", "benchmark", "profile", "run", "submit"):
