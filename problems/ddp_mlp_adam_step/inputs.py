@@ -2,6 +2,8 @@ import math
 
 import torch
 
+# pkb:include ../_shared/mlp_step/exact_relu.py
+
 
 def _shapes(size):
     d_in, hid, d_out = size["d_in"], size["hidden"], size["d_out"]
@@ -24,9 +26,11 @@ def _state(g, size, device, dt):
     biases 0.1 N(0, 1); first moments at the gradient's scale, second moments ~1% of the
     squared gradient, so this step's gradient moves both moments and the update visibly."""
     params, m, v = [], [], []
-    for s, gs in zip(_shapes(size), _grad_scales(size)):
+    for i, (s, gs) in enumerate(zip(_shapes(size), _grad_scales(size))):
         p = (torch.randn(s, generator=g, device=device) / math.sqrt(s[-1]) if len(s) == 2
              else 0.1 * torch.randn(s, generator=g, device=device))
+        # the first layer on exact grids: see exact_relu.py
+        p = grid_w1(p) if i == 0 else grid_b1(p, size["d_in"]) if i == 1 else p
         params.append(p.to(dt))
         m.append((gs * torch.randn(s, generator=g, device=device)).to(dt))
         v.append((0.01 * gs * gs * (0.5 + torch.randn(s, generator=g, device=device) ** 2)).to(dt))
@@ -39,7 +43,7 @@ def make_inputs(rank, world_size, seed, size, device="cpu"):
     gs = torch.Generator(device=device).manual_seed(seed * 1_000_003 + (0 if rank == 0 else 50_000 + rank))
     params, m, v = _state(gs, size, device, dt)
     g = torch.Generator(device=device).manual_seed(seed * 1_000_003 + rank)
-    x = torch.randn(size["batch"], size["d_in"], generator=g, device=device).to(dt)
+    x = grid_x(torch.randn(size["batch"], size["d_in"], generator=g, device=device)).to(dt)
     y = torch.randn(size["batch"], size["d_out"], generator=g, device=device).to(dt)
     return (x, y, *params, *m, *v, 1e-3, 0.9, 0.999, 1e-8, 1 + seed % 7)
 

@@ -2,6 +2,8 @@ import math
 
 import torch
 
+# pkb:include ../_shared/mlp_step/exact_relu.py
+
 
 def _shapes(size):
     d_in, hid, d_out = size["d_in"], size["hidden"], size["d_out"]
@@ -25,9 +27,11 @@ def _flat_state(g, size, device, dt):
     scale, second moments ~1% of the squared gradient, so this step's gradient moves both
     moments and the update visibly."""
     params, m, v = [], [], []
-    for s, gs in zip(_shapes(size), _grad_scales(size)):
+    for i, (s, gs) in enumerate(zip(_shapes(size), _grad_scales(size))):
         p = (torch.randn(s, generator=g, device=device) / math.sqrt(s[-1]) if len(s) == 2
              else 0.1 * torch.randn(s, generator=g, device=device))
+        # the first layer on exact grids: see exact_relu.py
+        p = grid_w1(p) if i == 0 else grid_b1(p, size["d_in"]) if i == 1 else p
         params.append(p.reshape(-1))
         m.append(gs * torch.randn(s, generator=g, device=device).reshape(-1))
         v.append(0.01 * gs * gs * (0.5 + torch.randn(s, generator=g, device=device).reshape(-1) ** 2))
@@ -40,7 +44,7 @@ def _numel(size):
 
 def _batch(rank, seed, size, device, dt):
     g = torch.Generator(device=device).manual_seed(seed * 1_000_003 + rank)
-    x = torch.randn(size["batch"], size["d_in"], generator=g, device=device).to(dt)
+    x = grid_x(torch.randn(size["batch"], size["d_in"], generator=g, device=device)).to(dt)
     y = torch.randn(size["batch"], size["d_out"], generator=g, device=device).to(dt)
     return x, y
 

@@ -34,12 +34,12 @@ def _channels_to_seq(y: torch.Tensor, world: int, zigzag: bool) -> torch.Tensor:
 
 
 def _causal_fftconv(u: torch.Tensor, h: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """y[t] = sum_{s<=t} h[s] u[t-s] + bias * u[t] in float32, via zero-padded FFTs."""
+    """y[t] = sum_{s<=t} h[s] u[t-s] + bias * u[t] for a float32 u, via zero-padded FFTs."""
     length = u.shape[-1]
     n = 2 * length
-    spec = torch.fft.rfft(u.float(), n=n) * torch.fft.rfft(h.float(), n=n)
+    spec = torch.fft.rfft(u, n=n) * torch.fft.rfft(h.float(), n=n)
     y = torch.fft.irfft(spec, n=n)[..., :length]
-    return (y + u.float() * bias.float().unsqueeze(-1)).to(u.dtype)
+    return y + u * bias.float().unsqueeze(-1)
 
 
 @torch.no_grad()
@@ -53,6 +53,8 @@ def solution(x1: torch.Tensor, x2: torch.Tensor, v: torch.Tensor, h: torch.Tenso
     c0 = rank * local_channels
     groups = torch.arange(c0, c0 + local_channels, device=h.device) // group_dim
     h_local = h[groups, : x1f.shape[-1]]  # one long filter per channel (shared within a group)
-    z = _causal_fftconv(x2f * vf, h_local, conv_bias[c0:c0 + local_channels])
-    out = _channels_to_seq(x1f * z, world, zigzag)
+    # float32 from the inputs to the output, rounded once: bf16 roundings of u, y and x1*y on
+    # the way put the result 1.75x the bf16 tolerance from the exact math at bench (CPU; 1.52x on H200)
+    z = _causal_fftconv(x2f.float() * vf.float(), h_local, conv_bias[c0:c0 + local_channels])
+    out = _channels_to_seq((x1f.float() * z).to(x1.dtype), world, zigzag)
     return out.transpose(1, 2).contiguous()
