@@ -44,7 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="start no problem after this many seconds (0: no limit)")
     ck.add_argument("--no-profiler", action="store_true", help="skip torch.profiler (CUPTI) on cuda")
     ck.add_argument("--reasons", metavar="YAML", help="written reasons accepting findings: "
-                    "{problem: {finding kind or '*': reason}}")
+                    "{problem: {finding kind or '*': reason}}; added to the suite's own "
+                    "(problems/audit_reasons.yaml, read for --source builtin), replacing a reason kind by kind")
+    ck.add_argument("--no-shipped-reasons", action="store_true",
+                    help="leave out problems/audit_reasons.yaml: every finding shows as open")
     ck.add_argument("--strict", action="store_true", help="exit 1 on open findings, not only on failures")
     ck.add_argument("--json", action="store_true", help="print the audit as JSON instead of the table")
     ck.add_argument("--out", metavar="DIR", help="also write audit_<device>_ws<N>.md and .json there")
@@ -71,13 +74,13 @@ def _command(args: argparse.Namespace) -> str:
             words += [flag, str(value)]
     if args.ids:
         words += ["--ids", ",".join(split_ids(args.ids) or [])]
-    words += [flag for flag, on in (("--no-profiler", args.no_profiler), ("--strict", args.strict),
-                                    ("--json", args.json)) if on]
+    words += [flag for flag, on in (("--no-profiler", args.no_profiler), ("--no-shipped-reasons",
+                                    args.no_shipped_reasons), ("--strict", args.strict), ("--json", args.json)) if on]
     return " ".join(shlex.quote(w) for w in words)
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pkb_ray.selfcheck.audit import AuditPlan, audit_problems, load_reasons
+    from pkb_ray.selfcheck.audit import AuditPlan, audit_problems, load_reasons, merge_reasons, shipped_reasons_path
     from pkb_ray.selfcheck.audit import report
 
     if args.seeds < 2:
@@ -86,8 +89,18 @@ def _check(args: argparse.Namespace) -> int:
     plan = AuditPlan(device=args.device, size=size, seeds=tuple(1234 + 3087 * k for k in range(args.seeds)),
                      profiler=not args.no_profiler,
                      truth_limit_s=args.truth_limit_s or DEFAULT_TRUTH_LIMIT_S[args.device])
+    files = [] if args.no_shipped_reasons or args.source != "builtin" else [str(shipped_reasons_path())]
+    files += [args.reasons] if args.reasons else []
+    try:
+        reasons = {}
+        for path in files:
+            reasons = merge_reasons(reasons, load_reasons(path))
+    except (OSError, ValueError) as exc:
+        print(f"pkb problems check: {exc}", file=sys.stderr)
+        return 2
     meta = {"command": _command(args), "device": args.device, "world_size": args.world_size, "size": size,
-            "source": args.source, "tag": args.tag, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "source": args.source, "tag": args.tag, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "reasons": files}
     done: list = []
     t0 = time.monotonic()
     machine = {"machine": "?"}
@@ -105,7 +118,7 @@ def _check(args: argparse.Namespace) -> int:
     timeout = args.problem_timeout or DEFAULT_TIMEOUT_S[args.device]
     try:
         result = audit_problems(args.world_size, plan, args.source, split_ids(args.ids), problem_timeout_s=timeout,
-                                budget_s=args.budget_s, reasons=load_reasons(args.reasons), cache_dir=args.cache_dir,
+                                budget_s=args.budget_s, reasons=reasons, cache_dir=args.cache_dir,
                                 on_start=lambda m: machine.update(machine=m), on_audit=progress)
     except ValueError as exc:
         print(f"pkb problems check: {exc}", file=sys.stderr)

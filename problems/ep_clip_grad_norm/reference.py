@@ -48,9 +48,8 @@ def solution(non_ep_grads: list, ep_grads: list, max_norm: float, norm_type: flo
     if ep_group is not None:
         dist.all_reduce(ep, op=dist.ReduceOp.SUM, group=ep_group)
     total_norm = (non_ep + ep) ** (1.0 / p)
-    if total_norm > max_norm:
-        coef = max_norm / total_norm
-        scale = lambda gs: [(g.float() * coef).to(g.dtype) for g in gs]  # noqa: E731
-    else:
-        scale = lambda gs: [g.clone() for g in gs]  # noqa: E731
+    # clamped on the GPU, as torch.nn.utils.clip_grad_norm_ does: `if total_norm > max_norm`
+    # would make the host wait for the norm. A coefficient of 1 leaves every value unchanged.
+    coef = torch.clamp(max_norm / total_norm, max=1.0)
+    scale = lambda gs: [(g.float() * coef).to(g.dtype) for g in gs]  # noqa: E731
     return scale(non_ep_grads), scale(ep_grads), total_norm

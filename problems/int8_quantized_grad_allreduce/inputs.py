@@ -22,11 +22,16 @@ def make_inputs(rank, world_size, seed, size, device="cpu"):
 
 
 def roofline(world_size, size):
-    n = size["numel"]
+    n, bs = size["numel"], size["block_size"]
+    w = world_size
+    codes = n + -(-n // bs) * 4  # int8 codes plus one fp32 scale per block
+    # The sum is exact float32, not an int8 code, so it cannot travel as one: either every
+    # rank gets every peer's codes and sums them itself, or a reduce-scatter of codes is
+    # followed by an all-gather of the float32 sums. The cheaper (the first below world 8).
+    gather_codes = (w - 1) * codes
+    reduce_then_gather = (w - 1) / w * (codes + 4 * n)
     return {
-        # at least one byte (an int8 code) per element in each phase of an all-reduce
-        # (reduce-scatter and all-gather); the per-block scales add 4 / block_size on top
-        "nvlink_bytes_per_rank": 2 * (world_size - 1) / world_size * n * 1.0,
+        "nvlink_bytes_per_rank": min(gather_codes, reduce_then_gather),
         # absmax, divide, round, dequantize, add, scale: ~6 per element
         "flops_per_rank": 6.0 * n,
         # read the float32 gradient once, write the float32 result once

@@ -18,10 +18,13 @@ def expected(inputs, world_size):
         p = torch.softmax(x @ gw.t() + gb, dim=-1)
         wts, sel = p.topk(k, dim=-1)
         y = torch.zeros_like(x)
-        for t in range(x.shape[0]):
-            for j in range(k):
-                wg, bg, wu, bu, wd, bd = experts[int(sel[t, j])]
-                hmid = F.silu(wg @ x[t] + bg) * (wu @ x[t] + bu)
-                y[t] += wts[t, j] * (wd @ hmid + bd)
+        # expert by expert over the tokens that chose it (float64: the order of the k sums is
+        # immaterial); token by token is 4096 x 6 GEMVs per rank, past the audit's truth time
+        for e, (wg, bg, wu, bu, wd, bd) in experts.items():
+            tok, slot = (sel == e).nonzero(as_tuple=True)
+            if tok.numel():
+                xe = x[tok]
+                hmid = F.silu(xe @ wg.t() + bg) * (xe @ wu.t() + bu)
+                y.index_add_(0, tok, wts[tok, slot].unsqueeze(1) * (hmid @ wd.t() + bd))
         out.append(y.to(inp[0].dtype))
     return out

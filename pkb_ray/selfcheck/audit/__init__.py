@@ -19,6 +19,7 @@ For each problem, in one group of rank processes for the whole suite:
 """
 
 from pkb_ray.selfcheck.audit.records import AuditPlan, Finding, ProblemAudit
-from pkb_ray.selfcheck.audit.run import AuditRun, audit_problems, load_reasons
+from pkb_ray.selfcheck.audit.run import AuditRun, audit_problems, load_reasons, merge_reasons, shipped_reasons_path
 
-__all__ = ["AuditPlan", "AuditRun", "Finding", "ProblemAudit", "audit_problems", "load_reasons"]
+__all__ = ["AuditPlan", "AuditRun", "Finding", "ProblemAudit", "audit_problems", "load_reasons", "merge_reasons",
+           "shipped_reasons_path"]

@@ -77,8 +77,12 @@ def _group(named: dict[str, Any], world_size: int, rank: int) -> tuple[int, int]
     pg = named.get("process_group")
     if pg is not None:
         try:
+            # c10d ops get the group boxed as a TorchScript object without rank()/size(); not
+            # unboxed, every subgroup reads as the world (a size-1 group's all-reduce moves bytes)
+            if isinstance(pg, torch.ScriptObject):
+                pg = torch.distributed.ProcessGroup.unbox(pg)
             return int(pg.rank()), int(pg.size())
-        except Exception:  # noqa: BLE001 - a script object without the methods: the world
+        except Exception:  # noqa: BLE001 - a group torch cannot unbox: the world
             pass
     name = named.get("group_name")
     if name is not None:

@@ -96,8 +96,9 @@ def detail_lines(audits: list[ProblemAudit]) -> list[str]:
 
 def summary_line(audits: list[ProblemAudit], world_size: int, seconds: float) -> str:
     n = {k: sum(a.status == k for a in audits) for k in STATUS}
-    return (f"{n['ok']} ok, {n['finding']} with findings, {n['FAIL']} failed, {n['skip']} skipped "
-            f"of {len(audits)} at world size {world_size} in {seconds:.0f} s")
+    accepted = sum(a.status == "ok" and bool(a.findings) for a in audits)
+    return (f"{n['ok']} ok ({accepted} of them by written reasons), {n['finding']} with findings, "
+            f"{n['FAIL']} failed, {n['skip']} skipped of {len(audits)} at world size {world_size} in {seconds:.0f} s")
 
 
 def to_json(audits: list[ProblemAudit], meta: dict[str, Any]) -> dict[str, Any]:
@@ -124,6 +125,8 @@ def to_markdown(audits: list[ProblemAudit], meta: dict[str, Any]) -> str:
     cols = _columns(device)
     lines = [f"# Suite audit: world size {ws}, {device}, size {meta['size']!r}", "",
              f"Command: `{meta['command']}`", "", f"Machine: {meta.get('machine', '?')}", "",
+             "Written reasons: " + (", ".join(f"`{r}`" for r in meta.get("reasons") or []) or "none") + "; a finding "
+             "they accept shows as `kind (accepted)` and does not count against its problem.", "",
              summary_line(audits, ws, meta.get("seconds", 0.0)) + "." + (
                  " Written while the audit ran: a run cut short ends here." if meta.get("in_progress") else ""), "",
              "Columns: " + "; ".join(f"**{h}** {what}" for h, what in cols) + ".", "",

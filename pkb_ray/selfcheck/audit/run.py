@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from pkb_ray.selfcheck.audit.records import AuditPlan, ProblemAudit
@@ -89,8 +90,22 @@ def audit_problems(world_size: int, plan: AuditPlan, source: str = "builtin", id
     return AuditRun([audits[pid] for pid in order], machine, time.monotonic() - t0, notes)
 
 
-def load_reasons(path: str | None) -> Reasons:
-    """{problem: {finding kind or '*': reason}} from a YAML file (None: no reasons)."""
+SHIPPED_REASONS = "audit_reasons.yaml"
+"""The suite's own written reasons, in the builtin problems/ directory: read by default for
+`--source builtin`, so a user's audit of the shipped suite shows as open only what is new."""
+
+
+def shipped_reasons_path() -> Path:
+    from pkb_ray.problems.loader import builtin_dir
+
+    return builtin_dir() / SHIPPED_REASONS
+
+
+def load_reasons(path: str | Path | None) -> Reasons:
+    """{problem: {finding kind or '*': reason}} from a YAML file (None: no reasons). A kind
+    that is not a finding kind is an error: a typo would leave its finding open unnoticed."""
+    from pkb_ray.selfcheck.audit.verdict import FINDING_KINDS
+
     if not path:
         return {}
     import yaml
@@ -99,4 +114,22 @@ def load_reasons(path: str | None) -> Reasons:
         data = yaml.safe_load(f) or {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise ValueError(f"{path}: expected a mapping problem -> {{finding kind: reason}}")
-    return {str(p): {str(k): str(r) for k, r in kinds.items()} for p, kinds in data.items()}
+    out: Reasons = {}
+    for problem, kinds in data.items():
+        for kind, reason in kinds.items():
+            if kind != "*" and kind not in FINDING_KINDS:
+                raise ValueError(f"{path}: {problem}: {kind!r} is not a finding kind (one of "
+                                 f"{', '.join(FINDING_KINDS)}, or '*')")
+            if not str(reason or "").strip():
+                raise ValueError(f"{path}: {problem}: {kind}: an empty reason accepts nothing")
+        out[str(problem)] = {str(k): " ".join(str(r).split()) for k, r in kinds.items()}
+    return out
+
+
+def merge_reasons(base: Reasons, extra: Reasons) -> Reasons:
+    """`extra` over `base`, kind by kind (a user's file adds to the shipped one or replaces
+    one of its reasons; it never drops the others of that problem)."""
+    out = {p: dict(k) for p, k in base.items()}
+    for problem, kinds in extra.items():
+        out.setdefault(problem, {}).update(kinds)
+    return out

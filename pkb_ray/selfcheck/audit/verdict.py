@@ -290,3 +290,9 @@ def _apply_reasons(audit: ProblemAudit, reasons: Reasons) -> None:
     if not mine:
         return
     audit.findings = [replace(f, reason=mine.get(f.kind, mine.get("*", ""))) for f in audit.findings]
+    # a reason whose finding is gone is stale (the problem was fixed, or the node differs): say
+    # so on GPUs, where every kind can be judged (a CPU audit never times or weighs counts)
+    found = {f.kind for f in audit.findings}
+    stale = sorted(k for k in mine if k != "*" and k not in found)
+    if stale and audit.device == "cuda":
+        audit.notes.append("written reasons with no finding here: " + ", ".join(stale))

@@ -65,11 +65,13 @@ def roofline(world_size, size):
     local = num_experts // min(world_size, num_experts)
     # For each expert held elsewhere, either its weights come here (3 h i values) or this rank's
     # tokens for it go there and their results come back (2 rows each, t k / E rows on average).
-    # A rank may pick the cheaper per expert; routing is skewed, so count a quarter of it.
+    # A rank may pick the cheaper per expert. Skewed routing can leave an expert a quarter of
+    # the average tokens, so only the token path is discounted: the weights' size is fixed, and
+    # with k = E every token visits every expert.
     weights = 3 * h * i * e
-    tokens = 2 * (t * k / num_experts) * h * e
+    tokens = 2 * (t * k / num_experts) * h * e * (1.0 if k >= num_experts else 0.25)
     return {
-        "nvlink_bytes_per_rank": 0.25 * (num_experts - local) * min(weights, tokens),
+        "nvlink_bytes_per_rank": (num_experts - local) * min(weights, tokens),
         "flops_per_rank": 6.0 * t * k * h * i + 2.0 * t * h * num_experts,
         # read the tokens and the local experts' weights, write the output
         "hbm_bytes_per_rank": 2.0 * t * h * e + 3.0 * local * h * i * e,

@@ -22,7 +22,10 @@ def expected(inputs, world_size):
     logits = torch.cat([i[0] for i in inputs], dim=-1).double()
     b, s, v = logits.shape
     flat = logits.reshape(b * s, v)
-    out = torch.zeros(b * s, v, dtype=torch.float64) if BACKWARD else torch.empty(b * s, dtype=torch.float64)
+    # on the logits' device: a host `out` indexed by GPU ids raises, and the retry on host
+    # copies sorts 256 rows of 128k there (past the audit's truth time on GPU)
+    out = torch.zeros(b * s, v, dtype=torch.float64, device=logits.device) if BACKWARD \
+        else torch.empty(b * s, dtype=torch.float64, device=logits.device)
     for t in range(b * s):
         row = flat[t]
         ids = _kept_ids(row, k, p)

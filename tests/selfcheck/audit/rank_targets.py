@@ -63,3 +63,23 @@ def count_every_collective(rank: int, world_size: int, port: int):
     x, w = torch.randn(16, 8, generator=g), torch.randn(8, 8, generator=g)
     _, ledger = count_call(every_collective, (x, w), rank, world_size)
     return ledger
+
+
+def count_subgroup_collectives(rank: int, world_size: int, port: int):
+    """A size-1 subgroup's all-reduce (no traffic) and a world all-reduce, both through
+    torch.distributed (c10d ops get the group boxed as a TorchScript object)."""
+    import torch
+    import torch.distributed as dist
+
+    from pkb_ray.selfcheck.audit.ledger import count_call
+
+    _init_gloo(rank, world_size, port)
+    alone = [dist.new_group([r]) for r in range(world_size)]  # every rank creates every group
+
+    def two_all_reduces(x):
+        dist.all_reduce(x, group=alone[rank])
+        dist.all_reduce(x)
+        return x
+
+    _, ledger = count_call(two_all_reduces, (torch.ones(16, 8),), rank, world_size)
+    return ledger

@@ -128,6 +128,27 @@ def test_cli_table_markdown_and_json(tmp_path):
     assert json.loads(stdout.getvalue())["problems"][0]["status"] == "skip"
 
 
+def test_cli_reads_the_shipped_reasons_and_a_users_file(tmp_path):
+    # at the small size on CPU this reference's error is ~1e-3 of its tolerance: tolerance_loose
+    pid = "vocab_parallel_logprob_topk_topp"
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(f"{pid}:\n  tolerance_loose: small-size logits, measured on this node\n")
+
+    def check(*extra: str) -> dict:
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout):
+            assert pkb(["problems", "check", "--world-size", "2", "--ids", pid, "--json", *extra]) == 0
+        return json.loads(stdout.getvalue())
+
+    data = check("--reasons", str(mine))
+    assert data["reasons"][0].endswith("problems/audit_reasons.yaml") and data["reasons"][1] == str(mine)
+    audit = data["problems"][0]
+    assert audit["status"] == "ok" and [f["reason"] for f in audit["findings"]] == [
+        "small-size logits, measured on this node"]
+    bare = check("--no-shipped-reasons")
+    assert bare["reasons"] == [] and bare["problems"][0]["status"] == "finding"
+
+
 def test_upstream_references_through_the_importer():
     from pathlib import Path
 

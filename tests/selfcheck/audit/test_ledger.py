@@ -61,6 +61,16 @@ def test_ledger_counts_every_collective_in_real_ranks():
         assert ledger.pointwise_flops >= 16 * 8  # z + got
 
 
+@pytest.mark.timeout(300)
+def test_ledger_counts_a_subgroup_at_its_own_size():
+    # a size-1 group's all-reduce moves nothing; counted as the world's it moved B per rank
+    res = run_ranks(t.count_subgroup_collectives, 2, (t.free_port(),), timeout_s=240)
+    assert res.ok, res.why()
+    for rank, ledger in res.returned.items():
+        assert ledger.sent_bytes == B and ledger.recv_bytes == B, (rank, ledger)
+        assert [c.split(":")[0] for c in ledger.collectives] == ["allreduce_"]
+
+
 def test_ffts_count_n_log_n_and_views_count_nothing():
     import torch
 

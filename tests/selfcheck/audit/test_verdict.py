@@ -140,6 +140,45 @@ def test_written_reasons_accept_findings():
     assert {f.reason for f in a.findings} == {"a decode-size all-reduce", "known"}
 
 
+def test_a_reason_with_no_finding_is_noted_as_stale():
+    # the same fast call with a reason for a finding it does not have (counts_hbm)
+    fast = dict(ms=0.04, queued=QueuedTimes(tuple([0.01] * 5), False, 1.0))
+    reasons = {"allreduce": {"under_50us": "a decode-size all-reduce", "counts_hbm": "was so once"}}
+    a = _judge([_rank(0, **fast), _rank(1, **fast)], reasons)
+    assert "under_50us" not in {f.kind for f in a.open_findings}
+    assert [n for n in a.notes if "no finding here" in n] == ["written reasons with no finding here: counts_hbm"]
+
+
+def test_reasons_files_are_checked_and_merged(tmp_path):
+    from pkb_ray.selfcheck.audit import load_reasons, merge_reasons
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("allreduce:\n  launch_bund: a typo would leave launch_bound open\n")
+    with pytest.raises(ValueError, match="launch_bund"):
+        load_reasons(bad)
+    bad.write_text("allreduce:\n  launch_bound: ''\n")
+    with pytest.raises(ValueError, match="empty reason"):
+        load_reasons(bad)
+    merged = merge_reasons({"a": {"launch_bound": "shipped", "host_waits": "shipped"}},
+                           {"a": {"launch_bound": "mine"}, "b": {"*": "mine"}})
+    assert merged == {"a": {"launch_bound": "mine", "host_waits": "shipped"}, "b": {"*": "mine"}}
+
+
+def test_shipped_reasons_name_real_problems_with_their_own_figures():
+    import re
+
+    from pkb_ray.problems.loader import load_problems
+    from pkb_ray.selfcheck.audit import load_reasons, shipped_reasons_path
+
+    reasons = load_reasons(shipped_reasons_path())  # raises on a kind that is not a finding
+    assert set(reasons) <= set(load_problems("builtin").problems)
+    texts = [text for kinds in reasons.values() for text in kinds.values()]
+    assert "*" not in {k for kinds in reasons.values() for k in kinds}  # every kind on its own
+    # specific, not boilerplate: no text accepts two findings, and each cites a measured figure
+    assert len(set(texts)) == len(texts)
+    assert all(re.search(r"\d", t) and len(t) > 80 for t in texts), [t for t in texts if len(t) <= 80]
+
+
 def test_a_failed_run_and_a_wrong_small_size_output():
     a = _judge([_rank(0), _rank(1)], failure="rank 1: ValueError: boom")
     assert a.status == "FAIL" and "boom" in a.message
