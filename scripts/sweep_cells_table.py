@@ -1,0 +1,86 @@
+"""One row per recorded cell of one or more sweeps: what issue 43's table asks for.
+
+    python3 scripts/sweep_cells_table.py SWEEP_DIR [SWEEP_DIR ...] [--out FILE.md]
+
+Reads each sweep's journal.jsonl (the record of every cell, as `pkb report` does) and prints a
+markdown table per world size: status, speedup with its 95% interval, roofline fraction,
+reference and candidate ms, the timing's mode and flags, then the geomean of the correct
+speedups and the cells below 1.0x. The leaderboard shows the best speedup per problem; this
+shows each cell's evidence, which a reader of published numbers checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+
+def cells(sweep_dir: Path) -> list[dict]:
+    """The journal's last record per cell key (a resumed sweep may append a cell twice)."""
+    last: dict[str, dict] = {}
+    for line in (sweep_dir / "journal.jsonl").read_text().splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            last[json.dumps([rec.get("key"), rec.get("world_size")], sort_keys=True)] = rec
+    return list(last.values())
+
+
+def row(rec: dict) -> dict:
+    ev = rec.get("evaluation") or {}
+    gen = rec.get("generation") or {}
+    timing = ev.get("timing") or {}
+    return {"problem": gen.get("problem") or rec.get("problem", "?"), "category": rec.get("category", ""),
+            "model": gen.get("model", ""), "world_size": rec.get("world_size") or ev.get("world_size"),
+            "status": rec.get("status", ""), "correct": bool(ev.get("correct")),
+            "speedup": ev.get("speedup"), "lo": ev.get("speedup_ci_low"), "hi": ev.get("speedup_ci_high"),
+            "roofline": ev.get("roofline_fraction"), "reference_ms": ev.get("reference_ms"),
+            "candidate_ms": ev.get("candidate_ms"), "gated": timing.get("gated"),
+            "co_tenancy": ev.get("co_tenancy"), "flags": [f for f in ev.get("flags") or []
+                                                           if f in ("implausible", "launch_bound", "timed_ungated")]}
+
+
+def fmt(x, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def table(rows: list[dict]) -> list[str]:
+    out = ["| problem | category | model | status | speedup [95%] | roofline | reference ms | candidate ms "
+           "| gated | co-tenancy | flags |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["category"], r["problem"])):
+        sp = "-" if r["speedup"] is None else f"{r['speedup']:.3f} [{fmt(r['lo'], '.3f')}, {fmt(r['hi'], '.3f')}]"
+        out.append(f"| {r['problem']} | {r['category']} | {r['model']} | {r['status']} | {sp} | "
+                   f"{fmt(r['roofline'], '.3f')} | {fmt(r['reference_ms'], '.4f')} | {fmt(r['candidate_ms'], '.4f')} | "
+                   f"{r['gated']} | {r['co_tenancy']} | {' '.join(r['flags'])} |")
+    timed = [r["speedup"] for r in rows if r["correct"] and r["speedup"]]
+    cats = {r["category"] for r in rows if r["correct"]}
+    out.append("")
+    out.append(f"{sum(r['correct'] for r in rows)} of {len(rows)} correct in {len(cats)} categories; "
+               + (f"geomean speedup {math.exp(sum(map(math.log, timed)) / len(timed)):.3f} over {len(timed)}; "
+                  if timed else "")
+               + f"roofline above 1.0: {sum(1 for r in rows if (r['roofline'] or 0) > 1.0)}; "
+               f"flagged implausible: {sum('implausible' in r['flags'] for r in rows)}")
+    slow = [f"{r['problem']} {r['speedup']:.2f}" for r in rows if r["correct"] and r["speedup"] and r["speedup"] < 1.0]
+    out.append(f"below 1.0x: {', '.join(slow) if slow else 'none'}")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (sweeps/<name>)")
+    ap.add_argument("--out", type=Path, help="also write the tables to this markdown file")
+    args = ap.parse_args()
+    rows = [row(rec) for d in args.sweeps for rec in cells(d)]
+    lines: list[str] = []
+    for ws in sorted({r["world_size"] for r in rows}, key=lambda w: (w is None, w)):
+        lines += [f"## World size {ws}", ""] + table([r for r in rows if r["world_size"] == ws]) + [""]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
