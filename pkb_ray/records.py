@@ -205,7 +205,7 @@ class TimingEvidence:
     """Samples left out because that half's launch gate expired in a held mode."""
     unmeasurable_kind: str = ""
     """Why no figure, as a word: too_short_reference | too_short_candidate | waits_on_host |
-    no_gate | loaded ("" when there is a figure)."""
+    no_gate | loaded | too_few_samples ("" when there is a figure)."""
     problem_calls_per_sample: int = 0
     """The problem's calls per sample; calls_per_sample is fewer where this evaluation's
     calls filled the launch queue behind a held gate."""

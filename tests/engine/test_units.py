@@ -256,3 +256,28 @@ def test_cpu_plausibility_floor():
         none = floor_of(**cuda, timing=TimingEvidence(calls_per_sample=4, floor_ms=0.1 * floor,
                                                         unmeasurable="...", unmeasurable_kind=kind))
         assert none.correct and none.failure is None, kind
+
+
+def test_a_figure_without_an_interval_is_not_published():
+    """Two samples (a phase that ended at max_time right after a shrink threw the rest away)
+    give no bootstrap interval: the result is correct, unmeasurable, with no speedup; ten
+    give a speedup with an interval (issue 37: every correct timed result has one)."""
+    from pkb_ray.engine.node import verdict
+    from pkb_ray.engine.protocol.timing import TimingSamples
+
+    def timed(n: int) -> dict:
+        ref = [10.0 + 0.1 * (i % 3) for i in range(n)]
+        cand = [9.5 + 0.1 * (i % 4) for i in range(n)]
+        samples = TimingSamples(reference_window_ms=ref, candidate_window_ms=cand, reference_report_ms=ref,
+                                candidate_report_ms=cand, floor_ms=0.1, floor_curve_ms=[], calls_per_sample=4,
+                                gated=True, stopped="max_time", problem_calls_per_sample=4)
+        r = {"flags": [], "world_size": 2, "checked_timed_calls": 3}
+        r["message"] = verdict._timing(r, samples, "cuda")
+        return r
+
+    few = timed(2)
+    assert "speedup" not in few and "unmeasurable" in few["flags"]
+    assert few["timing"].unmeasurable_kind == "too_few_samples" and "no speedup: 2 sample(s)" in few["message"]
+    enough = timed(10)
+    assert "unmeasurable" not in enough["flags"]
+    assert enough["speedup_ci_low"] < enough["speedup"] < enough["speedup_ci_high"]

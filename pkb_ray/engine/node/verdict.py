@@ -256,10 +256,15 @@ def _timing(r: dict[str, Any], samples: TimingSamples, device: str) -> str:
         return f"{checked}; no speedup: {ev.unmeasurable} ({how})"
     ev.between_sd = timing_stats.between_sd(device, r["world_size"])
     point, lo, hi = timing_stats.speedup_interval(ref, cand, between_sd=ev.between_sd)
-    low, high = (lo if lo == lo else None), (hi if hi == hi else None)
-    r.update(speedup=point, speedup_ci_low=low, speedup_ci_high=high)
-    ci = f" [{low:.3g}, {high:.3g}]" if low is not None and high is not None else ""
-    return (f"{checked}; speedup {point:.3g}{ci} (the median of the pairs' ratios, reference time over candidate "
+    if not (lo == lo and hi == hi):
+        # A figure no interval bounds is not published (issue 37): too few samples to say
+        # how far the next evaluation's could be from it.
+        ev.unmeasurable = f"{len(cand)} sample(s): too few for an interval"
+        ev.unmeasurable_kind = "too_few_samples"
+        flags.append("unmeasurable")
+        return f"{checked}; no speedup: {ev.unmeasurable} ({how})"
+    r.update(speedup=point, speedup_ci_low=lo, speedup_ci_high=hi)
+    return (f"{checked}; speedup {point:.3g} [{lo:.3g}, {hi:.3g}] (the median of the pairs' ratios, reference time over candidate "
             f"time); medians {r['candidate_ms']:.4g} ms vs reference {r['reference_ms']:.4g} ms ({how})")
 
 

@@ -93,7 +93,8 @@ class TimingSamples:
     """Samples left out because that half's gate expired while the mode holds calls
     (timing/expiries.py)."""
     unmeasurable_kind: str = ""
-    """too_short_reference | too_short_candidate | waits_on_host | no_gate | loaded."""
+    """too_short_reference | too_short_candidate | waits_on_host | no_gate | loaded (the judge's);
+    the node adds too_few_samples (verdict.py)."""
     problem_calls_per_sample: int = 0
     """The problem's calls per sample (its mode); calls_per_sample is fewer where this
     evaluation's calls filled the launch queue behind a held gate."""

@@ -51,6 +51,13 @@ stop that lands while a process still runs costs it a tick at most); a child sto
 mmap(MAP_POPULATE) calls uses 760 ms (attack stops_late.py)."""
 LATE_MIN_SAMPLES = 5
 """Samples a phase ends with when it is past half its time limit (`late`)."""
+MAX_TIME_MIN_SAMPLES = 10
+"""max_timing_s ends the main loop only once this many samples are in, or once it has run
+MAX_TIME_HARD_FACTOR times as long. A shrink (expiries.py) throws away the samples taken at
+the old batch: gemm_reduce_scatter's expert at world size 4 (4 x H200, 2026-11-28) shrank
+from 64 to 32 calls near the end of its 2 s and ended at max_time with 2 samples, a speedup
+with no interval. Ten samples give the paired bootstrap an interval."""
+MAX_TIME_HARD_FACTOR = 3
 STOPS_THAT_RAN = 3
 """...and in at least this many of its stops (freezer.RankFreezer.stops_that_ran)."""
 STOP_EVERY = 10
@@ -570,7 +577,9 @@ class Interleaved:
             # Every judge must leave the loop at the same batch (the next step is a gather
             # with all of them), and their clocks started apart: the decision is agreed. A
             # judge that left alone on its own clock hung the others until the node's deadline.
-            if any(self.ctx.group.gather(time.monotonic() - t_main >= self.cfg.max_timing_s)):
+            elapsed = time.monotonic() - t_main
+            if any(self.ctx.group.gather(elapsed >= self.cfg.max_timing_s and (
+                    done_n >= MAX_TIME_MIN_SAMPLES or elapsed >= MAX_TIME_HARD_FACTOR * self.cfg.max_timing_s))):
                 return "max_time"
             # cpu: as before STOP_EVERY (its evaluations end at max_timing_s either way).
             batch = max(STOP_EVERY, done_n // 4) if self.ctx.cuda else max(self.cfg.min_calls, done_n // 2)
