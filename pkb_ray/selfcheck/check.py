@@ -170,11 +170,51 @@ def check_one(problem, rank: int, world_size: int, device: str = "cpu") -> dict:
     _check_outputs(problem, out1, strict=not upstream)
     diff = tree.first_difference(out1, out2, "output ")
     if diff:
-        raise CheckFailure(f"the reference is not deterministic: two calls on the same inputs differ ({diff})")
+        noise = _order_noise(out1, out2, problem.spec.atol, problem.spec.rtol)
+        if noise is None:
+            raise CheckFailure(f"the reference is not deterministic: two calls on the same inputs differ ({diff})")
+        warnings.append(f"the reference sums in an order the device picks per call (atomics): two calls on "
+                        f"the same inputs differ by up to {noise:.3g}, within {ORDER_NOISE_SHARE} of the tolerance")
     return {"warnings": warnings, "io": pack(a, out1) if truth_path(problem) else None,
             # judged over all ranks (verdict_of_run): a rank with no data of its own (a scatter's
             # receivers hold None) may see the same inputs for two seeds; every rank may not
             "tensors": len(all_tensors), "same_for_two_seeds": tree.first_difference(a, c) is None}
+
+
+ORDER_NOISE_SHARE = 0.1
+"""Two calls of a reference on the same inputs may differ in floating outputs by this share of
+the problem's tolerance (atol + rtol x |value|), and no more: a sum whose order the GPU picks
+per call (CUDA's index_add_ and scatter_add_ use atomics) rounds differently each time, while
+hidden state or randomness moves outputs by far more. Candidates are held to the tolerance,
+never to exact repeats. gnn_feature_grad_all2all's index_add_ differed so at world size 4 on
+4 x H200 (2026-11-28); an exact-data problem (atol = rtol = 0) still must repeat exactly."""
+
+
+def _order_noise(out1, out2, atol: float, rtol: float) -> float | None:
+    """The largest difference between two outputs that differ only by summation order (every
+    leaf equal but floating tensors, which stay within ORDER_NOISE_SHARE of the tolerance),
+    else None."""
+    import torch
+
+    from pkb_ray.problems import args as tree
+
+    l1, l2 = list(tree.leaves(out1)), list(tree.leaves(out2))
+    if [p for p, _ in l1] != [p for p, _ in l2]:
+        return None
+    worst = 0.0
+    for (path, a), (_, b) in zip(l1, l2):
+        floats = (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.is_floating_point()
+                  and a.layout == b.layout == torch.strided and a.shape == b.shape and a.dtype == b.dtype)
+        if not floats:
+            if tree.first_difference(a, b, path):
+                return None
+            continue
+        a64, b64 = a.detach().double(), b.detach().double()
+        gap = torch.where(a64.isnan() & b64.isnan(), 0.0, (a64 - b64).abs())
+        if not bool((gap <= ORDER_NOISE_SHARE * (atol + rtol * b64.abs().nan_to_num(0.0))).all()):  # NaN gap: not within
+            return None
+        worst = max(worst, float(gap.max()) if gap.numel() else 0.0)
+    return worst
 
 
 def _check_input_dtype(problem, all_tensors) -> None:
