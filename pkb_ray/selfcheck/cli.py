@@ -94,7 +94,7 @@ def _check(args: argparse.Namespace) -> int:
     try:
         reasons = {}
         for path in files:
-            reasons = merge_reasons(reasons, load_reasons(path))
+            reasons = merge_reasons(reasons, load_reasons(path, args.world_size))
     except (OSError, ValueError) as exc:
         print(f"pkb problems check: {exc}", file=sys.stderr)
         return 2

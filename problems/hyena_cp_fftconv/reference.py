@@ -17,16 +17,18 @@ def _seq_to_channels(x: torch.Tensor, world: int, zigzag: bool) -> torch.Tensor:
     dist.all_to_all_single(recv, send)
     # recv[i] = rank i's positions for my channels; as chunks in the ranks' listing order
     chunks = recv.permute(1, 2, 0, 3).reshape(b, c // world, 2 * world, n // 2)
-    inverse = torch.argsort(torch.tensor(_chunk_order(world, zigzag), device=x.device))
-    return chunks.index_select(2, inverse).reshape(b, c // world, world * n)
+    # reorder by slicing, not index_select with a device index built from a host list: that
+    # index is a pageable host-to-device copy, which makes the host wait for the GPU every call
+    where = {chunk: i for i, chunk in enumerate(_chunk_order(world, zigzag))}
+    return torch.cat([chunks[:, :, where[c_]] for c_ in range(2 * world)], dim=2)
 
 
 def _channels_to_seq(y: torch.Tensor, world: int, zigzag: bool) -> torch.Tensor:
     """[B, C/w, L] -> [B, C, L/w] in this rank's position layout."""
     b, cl, length = y.shape
     n = length // world
-    order = torch.tensor(_chunk_order(world, zigzag), device=y.device)
-    listed = y.reshape(b, cl, 2 * world, n // 2).index_select(2, order)
+    natural = y.reshape(b, cl, 2 * world, n // 2)
+    listed = torch.stack([natural[:, :, c_] for c_ in _chunk_order(world, zigzag)], dim=2)
     send = listed.reshape(b, cl, world, n).permute(2, 0, 1, 3).contiguous()
     recv = torch.empty_like(send)
     dist.all_to_all_single(recv, send)

@@ -101,9 +101,16 @@ def shipped_reasons_path() -> Path:
     return builtin_dir() / SHIPPED_REASONS
 
 
-def load_reasons(path: str | Path | None) -> Reasons:
-    """{problem: {finding kind or '*': reason}} from a YAML file (None: no reasons). A kind
-    that is not a finding kind is an error: a typo would leave its finding open unnoticed."""
+def load_reasons(path: str | Path | None, world_size: int | None = None) -> Reasons:
+    """{problem: {finding kind or '*': reason}} from a YAML file (None: no reasons), the ones
+    that apply at `world_size` (None: only those written for every world size).
+
+    A kind's reason is a string, which applies at every world size, or `{at: [sizes], reason:
+    text}` or a list of those: a reason grounded in one world size's figures applies only
+    where it was measured, since at another the same finding may have another cause. A kind
+    that is not a finding kind, an empty reason, a world size given twice for one kind or an
+    unknown key is an error: each would leave a finding open (or accepted) unnoticed. Every
+    entry is checked whatever `world_size` is asked for."""
     from pkb_ray.selfcheck.audit.verdict import FINDING_KINDS
 
     if not path:
@@ -116,14 +123,49 @@ def load_reasons(path: str | Path | None) -> Reasons:
         raise ValueError(f"{path}: expected a mapping problem -> {{finding kind: reason}}")
     out: Reasons = {}
     for problem, kinds in data.items():
-        for kind, reason in kinds.items():
+        mine: dict[str, str] = {}
+        for kind, entry in kinds.items():
+            where = f"{path}: {problem}: {kind}"
             if kind != "*" and kind not in FINDING_KINDS:
                 raise ValueError(f"{path}: {problem}: {kind!r} is not a finding kind (one of "
                                  f"{', '.join(FINDING_KINDS)}, or '*')")
-            if not str(reason or "").strip():
-                raise ValueError(f"{path}: {problem}: {kind}: an empty reason accepts nothing")
-        out[str(problem)] = {str(k): " ".join(str(r).split()) for k, r in kinds.items()}
+            for sizes, text in _scoped_reasons(where, entry):
+                if sizes is None or world_size in sizes:
+                    mine[str(kind)] = text
+        if mine:
+            out[str(problem)] = mine
     return out
+
+
+def _scoped_reasons(where: str, entry) -> list[tuple[frozenset[int] | None, str]]:
+    """One kind's entry as (world sizes or None for all, reason) pairs, validated."""
+    if isinstance(entry, dict):
+        entry = [entry]
+    if not isinstance(entry, list):
+        entry = [{"reason": entry}]
+    pairs: list[tuple[frozenset[int] | None, str]] = []
+    seen: set[int] = set()
+    for item in entry:
+        if not isinstance(item, dict) or set(item) - {"at", "reason"}:
+            raise ValueError(f"{where}: expected a reason, or {{at: [world sizes], reason: text}} "
+                             f"(or a list of them), got {item!r}")
+        text = " ".join(str(item.get("reason") or "").split())
+        if not text:
+            raise ValueError(f"{where}: an empty reason accepts nothing")
+        if "at" not in item:
+            if len(entry) > 1:
+                raise ValueError(f"{where}: in a list each reason needs `at` (its world sizes)")
+            pairs.append((None, text))
+            continue
+        sizes = item["at"]
+        if not isinstance(sizes, list) or not sizes or not all(isinstance(w, int) and not isinstance(w, bool)
+                                                               and w >= 1 for w in sizes):
+            raise ValueError(f"{where}: `at` must be a non-empty list of world sizes, got {sizes!r}")
+        if seen & set(sizes):
+            raise ValueError(f"{where}: world size {sorted(seen & set(sizes))} has two reasons")
+        seen |= set(sizes)
+        pairs.append((frozenset(sizes), text))
+    return pairs
 
 
 def merge_reasons(base: Reasons, extra: Reasons) -> Reasons:

@@ -159,9 +159,29 @@ def test_reasons_files_are_checked_and_merged(tmp_path):
     bad.write_text("allreduce:\n  launch_bound: ''\n")
     with pytest.raises(ValueError, match="empty reason"):
         load_reasons(bad)
+    bad.write_text("allreduce:\n  launch_bound: {at: [2, 4], reson: a typo}\n")
+    with pytest.raises(ValueError, match="reson"):
+        load_reasons(bad, 2)
+    bad.write_text("allreduce:\n  launch_bound:\n    - {at: [2], reason: one}\n    - {at: [2, 4], reason: two}\n")
+    with pytest.raises(ValueError, match="two reasons"):
+        load_reasons(bad, 8)  # checked whatever world size is asked for
     merged = merge_reasons({"a": {"launch_bound": "shipped", "host_waits": "shipped"}},
                            {"a": {"launch_bound": "mine"}, "b": {"*": "mine"}})
     assert merged == {"a": {"launch_bound": "mine", "host_waits": "shipped"}, "b": {"*": "mine"}}
+
+
+def test_a_reason_applies_at_the_world_sizes_it_was_measured_at(tmp_path):
+    from pkb_ray.selfcheck.audit import load_reasons
+
+    f = tmp_path / "r.yaml"
+    f.write_text("a:\n  launch_bound: any world size\n"
+                 "  host_waits: {at: [2, 4], reason: measured at 2 and 4}\n"
+                 "  counts_nvlink:\n    - {at: [2], reason: 'at 2: 0.25'}\n    - {at: [4], reason: 'at 4: 0.19'}\n"
+                 "b:\n  roofline_low: {at: [4], reason: only at 4}\n")
+    assert load_reasons(f, 2) == {"a": {"launch_bound": "any world size", "host_waits": "measured at 2 and 4",
+                                        "counts_nvlink": "at 2: 0.25"}}
+    assert load_reasons(f, 4)["a"]["counts_nvlink"] == "at 4: 0.19" and load_reasons(f, 4)["b"]
+    assert load_reasons(f, 8) == {"a": {"launch_bound": "any world size"}}
 
 
 def test_shipped_reasons_name_real_problems_with_their_own_figures():
@@ -170,13 +190,14 @@ def test_shipped_reasons_name_real_problems_with_their_own_figures():
     from pkb_ray.problems.loader import load_problems
     from pkb_ray.selfcheck.audit import load_reasons, shipped_reasons_path
 
-    reasons = load_reasons(shipped_reasons_path())  # raises on a kind that is not a finding
-    assert set(reasons) <= set(load_problems("builtin").problems)
-    texts = [text for kinds in reasons.values() for text in kinds.values()]
-    assert "*" not in {k for kinds in reasons.values() for k in kinds}  # every kind on its own
-    # specific, not boilerplate: no text accepts two findings, and each cites a measured figure
-    assert len(set(texts)) == len(texts)
-    assert all(re.search(r"\d", t) and len(t) > 80 for t in texts), [t for t in texts if len(t) <= 80]
+    for world in (2, 4, 8):
+        reasons = load_reasons(shipped_reasons_path(), world)  # raises on a kind that is not a finding
+        assert set(reasons) <= set(load_problems("builtin").problems)
+        texts = [text for kinds in reasons.values() for text in kinds.values()]
+        assert "*" not in {k for kinds in reasons.values() for k in kinds}  # every kind on its own
+        # specific, not boilerplate: no text accepts two findings, and each cites a measured figure
+        assert len(set(texts)) == len(texts)
+        assert all(re.search(r"\d", t) and len(t) > 80 for t in texts), [t for t in texts if len(t) <= 80]
 
 
 def test_a_failed_run_and_a_wrong_small_size_output():
