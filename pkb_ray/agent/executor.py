@@ -138,7 +138,8 @@ class ToolExecutor:
         job = RankJob("profile", b.eval.world_size, b.device, self.cfg.run_timeout_s, files, self.cfg.profile_calls,
                       build.extensions_dir if build is not None else "")
         o = run_on_ranks(job, b.eval.sandbox, self._cache_dirs(), self.gpus, LOG_CHARS)
-        measures = "CUDA kernels and copies" if b.device == "cuda" else "CPU ops (no GPU on this node)"
+        measures = ("CUDA kernels and copies; NVLink bytes per rank" if b.device == "cuda"
+                    else "CPU ops (no GPU on this node)")
         return ToolOutcome(profile_summary(o, measures, self.cfg.benchmark_size, self.cfg.run_timeout_s),
                            device_s=o.wall_s * b.eval.world_size)
 
@@ -157,8 +158,19 @@ def _rank_profile(rank: int, report: object) -> RankProfile | None:
         return [ProfileRow(str(x["name"])[:200], int(x["calls"]), float(x["self_us"]), float(x["total_us"]))
                 for x in report.get(key, [])[:most]]  # type: ignore[union-attr]
 
+    def link_bytes(key: str) -> int | None:
+        v = (report.get("nvlink") or {}).get(key)  # type: ignore[union-attr]
+        if v is None:
+            return None
+        if type(v) is not int or not 0 <= v < 1 << 62:
+            raise ValueError(f"nvlink {key}: {v!r}")
+        return v
+
     try:
-        return RankProfile(rank, rows("rows", 12), rows("copies", 8), int(report.get("profiled_calls", 0)))  # type: ignore[union-attr]
+        prof = RankProfile(rank, rows("rows", 12), rows("copies", 8), int(report.get("profiled_calls", 0)))  # type: ignore[union-attr]
+        prof.nvlink_tx_bytes, prof.nvlink_rx_bytes = link_bytes("tx_bytes"), link_bytes("rx_bytes")
+        prof.nvlink_note = str((report.get("nvlink") or {}).get("unavailable", ""))[:300]  # type: ignore[union-attr]
+        return prof
     except Exception:  # noqa: BLE001 - anything the sandbox wrote (inf, 400-digit ints, ...) fails the rank
         return None
 

@@ -76,6 +76,12 @@ class RankProfile:
     copies: list[ProfileRow] = field(default_factory=list)
     """Memcpy / memset entries (cuda only)."""
     profiled_calls: int = 0
+    nvlink_tx_bytes: int | None = None
+    nvlink_rx_bytes: int | None = None
+    """NVLink payload bytes this rank's GPU sent / received over the profiled calls (NVML's
+    counters, engine/worker/nvlink_counters.py); None where the node has none."""
+    nvlink_note: str = ""
+    """Why there are no NVLink bytes (cuda), else empty."""
 
 
 @dataclass
@@ -140,7 +146,8 @@ _DESCRIPTIONS = {
     Tool.BENCHMARK: ("The full evaluation at the bench size: correctness, time per call, speedup "
                      "over the reference with its 95% interval, and roofline fraction."),
     Tool.PROFILE: ("Run the module under torch.profiler on every rank at the bench size; returns, "
-                   "per rank, the ops (kernels and copies on GPUs) with the most time."),
+                   "per rank, the ops (kernels and copies on GPUs) with the most time, and on GPUs the "
+                   "NVLink bytes each rank's GPU sent and received (where the node counts them)."),
     Tool.RUN: ("Run a Python script on every rank of the problem's world size (torch.distributed "
                "is initialised; RANK and WORLD_SIZE are set), with a time limit. Returns each "
                "rank's exit code and output. For experiments and micro-benchmarks."),

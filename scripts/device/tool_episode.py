@@ -121,7 +121,9 @@ def main() -> int:
         last = profiles[-1]
         per_rank = [{"rank": rk["rank"], "profiled_calls": rk.get("profiled_calls"),
                      "top": [(row["name"][:60], row["calls"], row["self_us"]) for row in rk.get("rows", [])[:5]],
-                     "copies": [(row["name"][:60], row["calls"], row["self_us"]) for row in rk.get("copies", [])[:3]]}
+                     "copies": [(row["name"][:60], row["calls"], row["self_us"]) for row in rk.get("copies", [])[:3]],
+                     "nvlink_tx_rx_bytes": (rk.get("nvlink_tx_bytes"), rk.get("nvlink_rx_bytes")),
+                     "nvlink_note": rk.get("nvlink_note", "")}
                     for rk in last.get("ranks", [])]
     probe = [r["content"] for r in done if r["tool"] == "run"][-1:] or [""]
     needles = {f"canary {k}": v for k, v in canary.items()}
@@ -164,7 +166,8 @@ def main() -> int:
           f"{CHECK_WARM_LIMIT_S} s")
     print(f"profile ({result['profile_measures']}), per rank, top ops (name, calls, self us):")
     for rk in per_rank:
-        print(f"  rank {rk['rank']} ({rk['profiled_calls']} calls): {rk['top']}  copies: {rk['copies']}")
+        print(f"  rank {rk['rank']} ({rk['profiled_calls']} calls): {rk['top']}  copies: {rk['copies']}  "
+              f"NVLink tx/rx bytes: {rk['nvlink_tx_rx_bytes']} {rk['nvlink_note']}")
     print("probe run, as the model saw it:", probe[0][:1500].replace("\n", " | "))
     print(f"leak check over {len(needles)} needles, prompts and tool results:",
           "none found" if not found else json.dumps(found, indent=1))

@@ -185,3 +185,40 @@ def test_a_malformed_profile_report_fails_its_rank_not_the_evaluator():
                               "CPU ops", "bench", 60.0)
         assert not out.ok and "rank 1: its profile report is malformed" in out.message, (bad, out)
         assert [r.rank for r in out.ranks] == [0] and out.ranks[0].rows[0].self_us == 1.5
+
+
+def test_nvlink_bytes_in_a_profile_report_are_bounded_ints():
+    """The NVLink bytes a rank's profile reports (NVML's counters on a GPU) reach the model as
+    ints; a float, a negative, a huge or a non-number count fails that rank; a rank without
+    counters says why."""
+    from pkb_ray.agent.executor import profile_summary
+    from pkb_ray.agent.ranks import RankExit, RanksOutcome
+
+    base = {"rows": [{"name": "pull_reduce", "calls": 5, "self_us": 1019.4, "total_us": 1019.4}], "copies": [],
+            "profiled_calls": 5}
+    counted = {**base, "nvlink": {"tx_bytes": 83886080, "rx_bytes": 83886080}}
+    missing = {**base, "nvlink": {"unavailable": "NVLink counters unavailable: nvmlInit_v2 returned 9"}}
+    out = profile_summary(RanksOutcome([RankExit(0, 0, "", counted), RankExit(1, 0, "", missing)], False, 1.0),
+                          "CUDA kernels and copies; NVLink bytes per rank", "bench", 60.0)
+    assert out.ok, out.message
+    assert (out.ranks[0].nvlink_tx_bytes, out.ranks[0].nvlink_rx_bytes, out.ranks[0].nvlink_note) == \
+        (83886080, 83886080, "")
+    assert out.ranks[1].nvlink_tx_bytes is None and "nvmlInit_v2 returned 9" in out.ranks[1].nvlink_note
+    for bad in (1.5e9, -1, 1 << 70, "8e7", True):
+        forged = {**base, "nvlink": {"tx_bytes": bad, "rx_bytes": 0}}
+        out = profile_summary(RanksOutcome([RankExit(0, 0, "", counted), RankExit(1, 0, "", forged)], False, 1.0),
+                              "CUDA kernels and copies; NVLink bytes per rank", "bench", 60.0)
+        assert not out.ok and "rank 1: its profile report is malformed" in out.message, (bad, out)
+
+
+def test_a_node_without_nvml_says_why_it_has_no_nvlink_counters():
+    """On a machine with no NVIDIA driver (CI), the profile's NVLink counters are a reason, not
+    an error that fails the rank."""
+    import shutil
+
+    from pkb_ray.engine.worker.nvlink_counters import open_counters
+
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has an NVIDIA driver: the GPU tool episode checks the counters")
+    why = open_counters(0)
+    assert isinstance(why, str) and why.startswith("NVLink counters unavailable: "), why

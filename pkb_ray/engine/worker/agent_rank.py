@@ -69,6 +69,8 @@ def _profile(r: int, job: AgentStart, workdir: str) -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    from pkb_ray.engine.worker.nvlink_counters import open_counters
+
     _setup(r, job, workdir, communicating=False)
     device = f"cuda:{r}" if job.device == "cuda" else "cpu"
     with open(os.path.join(workdir, f"inputs_rank{r}.b64"), "rb") as f:
@@ -91,12 +93,21 @@ def _profile(r: int, job: AgentStart, workdir: str) -> None:
         prof_cm = torch.autograd.profiler.profile(use_kineto=False)
     else:
         prof_cm = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+    counters = open_counters(r) if device != "cpu" else None
+    before = counters.read() if counters is not None and not isinstance(counters, str) else None
     with prof_cm as prof:
         for _ in range(calls):
             module.solution(*inputs)
         sync()
+    summary = _summary(prof, device != "cpu", calls)
+    if before is not None:
+        after = counters.read()  # type: ignore[union-attr]
+        counters.close()  # type: ignore[union-attr]
+        summary["nvlink"] = {"tx_bytes": after.tx - before.tx, "rx_bytes": after.rx - before.rx}
+    elif isinstance(counters, str):
+        summary["nvlink"] = {"unavailable": counters[:300]}
     with open(os.path.join(workdir, f"profile_rank{r}.json"), "w") as f:
-        json.dump(_summary(prof, device != "cpu", calls), f)
+        json.dump(summary, f)
 
 
 def _summary(prof, on_gpu: bool, calls: int) -> dict:
