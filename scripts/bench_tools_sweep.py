@@ -42,6 +42,9 @@ SCRIPT = ("import os, torch, torch.distributed as dist\n"
           "x = torch.ones(1 << 20, device='cuda' if torch.cuda.is_available() else 'cpu')\n"
           "dist.all_reduce(x)\nprint('rank', os.environ['RANK'], 'ok', x[0].item())\n")
 WRONG = "def solution(*args, **kwargs):\n    return args[0]\n"
+CPU_FAST_TIMING = ["eval.trials=2", "eval.timing.warmup_ms=5", "eval.timing.min_calls=5", "eval.timing.max_calls=40",
+                   "eval.timing.target_rel_ci=0.05", "eval.timing.max_timing_s=1"]
+"""The engine tests' fast timing, for sweeps on a 2-core CPU machine."""
 
 
 def problem_for(device: str) -> tuple[str, str, str]:
@@ -111,9 +114,8 @@ def tools_sweep_overrides(args: argparse.Namespace, problem: str, source: str, w
         f"generation.cache_dir={work / 'kernels_cache'}", f"sweep.root={work / 'sweeps'}", f"sweep.name={name}",
         "sweep.progress=false", "tracking.enabled=false",
     ]
-    if args.device == "cpu":  # the engine tests' fast timing: a 2-core machine
-        overrides += ["eval.trials=2", "eval.timing.warmup_ms=5", "eval.timing.min_calls=5",
-                      "eval.timing.max_calls=40", "eval.timing.target_rel_ci=0.05", "eval.timing.max_timing_s=1"]
+    if args.device == "cpu":
+        overrides += CPU_FAST_TIMING
     return overrides
 
 

@@ -80,6 +80,11 @@ class ClusterConfig:
     """Evaluator actors for eval.device=cpu (each runs world_size gloo ranks)."""
     evaluator_placement: str = "auto"
     """auto | gpu_node | cpu. gpu_node: one actor per GPU node holding all its GPUs."""
+    node_gpus: Optional[int] = None
+    """gpu_node: how many GPUs of each node this sweep's actor holds (None: all). Two sweeps
+    on one Ray cluster (cluster.address) each hold a share, and Ray hands the shares out
+    disjoint; with all of them, a second sweep's actor waits until the first one's ends. A
+    share's results record co_tenancy None: the actor cannot see the other share's work."""
     max_inflight_generations: int = 64
     """Generation requests in flight at once across all models."""
     max_queued_builds: int = 16

@@ -72,6 +72,13 @@ def validate(cfg: RootConfig, more: Sequence[str] = ()) -> None:
         errors.append(f"sweep.name={cfg.sweep.name!r} must be a non-empty name without '/'")
     if not re.fullmatch(NODE_TYPE, cfg.cluster.node_type):
         errors.append(f"cluster.node_type={cfg.cluster.node_type!r} must be <GPUs per node>x<GPU>, e.g. 8xH100")
+    if cfg.cluster.node_gpus is not None:
+        if not isinstance(cfg.cluster.node_gpus, int) or cfg.cluster.node_gpus < cfg.eval.world_size:
+            errors.append(f"cluster.node_gpus={cfg.cluster.node_gpus!r} must be an integer >= eval.world_size "
+                          f"({cfg.eval.world_size}), or null for every GPU of a node")
+        elif cfg.eval.exclusive:
+            errors.append(f"cluster.node_gpus={cfg.cluster.node_gpus} with eval.exclusive=true: a share of a node "
+                          "cannot promise an evaluation alone on it (leave cluster.node_gpus null)")
     if not isinstance(cfg.cluster.nodes, int) or cfg.cluster.nodes < 1:
         errors.append(f"cluster.nodes={cfg.cluster.nodes!r} must be an integer >= 1")
     errors += tracking_uri_errors(cfg.tracking.uri)

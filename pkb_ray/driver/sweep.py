@@ -473,7 +473,7 @@ class Sweep:
 
         actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size, self.decision.placement,
                                        self.cfg.cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
-                                       evaluator_class=self.evaluator_class)
+                                       evaluator_class=self.evaluator_class, node_gpus=self.cfg.cluster.node_gpus)
         self._actors.extend(actors)
         return actors
 

@@ -109,3 +109,16 @@ def test_pkb_sweep_refuses_typos_and_bad_values_like_sweep_py(tmp_path):
                              text=True, timeout=120)
         assert out.returncode == 2 and wanted in out.stderr, (override, out.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_node_gpus_must_hold_a_group_and_is_refused_with_exclusive():
+    import pytest
+
+    from pkb_ray.config import compose_config
+    from pkb_ray.config.validate import ConfigError, validate
+
+    validate(compose_config(["cluster.node_gpus=2", "eval.world_size=2"]))
+    with pytest.raises(ConfigError, match=r"cluster.node_gpus=1 must be an integer >= eval.world_size \(2\)"):
+        validate(compose_config(["cluster.node_gpus=1", "eval.world_size=2"]))
+    with pytest.raises(ConfigError, match="cannot promise an evaluation alone"):
+        validate(compose_config(["cluster.node_gpus=2", "eval.exclusive=true"]))

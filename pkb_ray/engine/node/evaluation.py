@@ -121,7 +121,7 @@ def evaluate(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFA
       so far (a NodeEvaluator concludes after the lease ends, with the final one).
     nodes: who keeps the judges (default: LOCAL, this process's)."""
     found = measure(request, load_problem, build=build, gpus=gpus, lease=lease, nodes=nodes)
-    return conclude(found, lease.co_tenancy if lease is not None else None)
+    return conclude(found, lease.recorded_co_tenancy if lease is not None else None)
 
 
 def measure(request: EvalRequest, load_problem: Callable[..., Any] | str = DEFAULT_LOADER, *,

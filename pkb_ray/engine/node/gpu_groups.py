@@ -141,18 +141,28 @@ class Lease:
     node_gpus: tuple[int, ...] = ()
     """Every GPU of the node: what its hardware fingerprint and profile name (as before
     groups), so a result's hardware does not depend on which group it ran on."""
+    whole_node: bool = True
+    """False where the lender holds only a share of the node (cluster.node_gpus): another
+    sweep may run on the rest, which this lender cannot count."""
 
     @property
     def sharing(self) -> str:
         return "exclusive" if self.exclusive else "groups"
+
+    @property
+    def recorded_co_tenancy(self) -> int | None:
+        """What a result records: the co-tenancy, or None (not known) on a share of a node."""
+        return self.co_tenancy if self.whole_node else None
 
 
 class GpuGroups:
     """Lends disjoint groups of a node's GPUs; thread-safe (a node actor's evaluations run in
     threads). With no GPUs (a CPU node) it lends one empty group at a time."""
 
-    def __init__(self, gpus: list[int], topology: Topology | None = None, exclusive: bool = False) -> None:
+    def __init__(self, gpus: list[int], topology: Topology | None = None, exclusive: bool = False,
+                 whole_node: bool = True) -> None:
         self.gpus = tuple(sorted(gpus))
+        self.whole_node = whole_node
         self.topology = topology or uniform(self.gpus)
         self.exclusive = exclusive
         self._free = set(self.gpus)
@@ -187,7 +197,7 @@ class GpuGroups:
             group = best_group(sorted(self._free), n, self.topology) if self.gpus else ()
             self._free.difference_update(group)
             lease = Lease(group, self.topology.link(group), self.exclusive, co_tenancy=len(self._active),
-                          waited_s=time.monotonic() - t0, node_gpus=self.gpus)
+                          waited_s=time.monotonic() - t0, node_gpus=self.gpus, whole_node=self.whole_node)
             self._active.append(lease)
             for other in self._active:
                 other.co_tenancy = max(other.co_tenancy, len(self._active) - 1)

@@ -20,6 +20,7 @@ had in flight.
 from __future__ import annotations
 
 import os
+import uuid
 from typing import Any, Callable
 
 import ray
@@ -41,7 +42,10 @@ MAX_RESTARTS = 4
 class _NodeEvaluator:
     """Evaluates EvalRequests on this node, one per GPU group at a time."""
 
-    def __init__(self, device: str = "cpu", load_problem: str = DEFAULT_LOADER, exclusive: bool = False) -> None:
+    def __init__(self, device: str = "cpu", load_problem: str = DEFAULT_LOADER, exclusive: bool = False,
+                 whole_node: bool = True) -> None:
+        """whole_node: False where this actor holds a share of its node's GPUs
+        (cluster.node_gpus); its results then record co_tenancy None."""
         exit_on_sigterm()  # Ray stops an actor with SIGTERM: its sandboxes go with it
         # Secrets of the driver's environment reach Ray workers; drop them before anything
         # (the forkserver and ranks get an allow-listed environment anyway).
@@ -58,7 +62,7 @@ class _NodeEvaluator:
             self.node_gpus = launch.visible_gpus(",".join(ids) if ids else None)
         gpus = [int(i) for i in ids] if ids and all(i.isdigit() for i in ids) else []
         topology = gpu_groups.measure(gpus) if device == "cuda" else gpu_groups.uniform(gpus)
-        self.groups = gpu_groups.GpuGroups(gpus, topology, exclusive=exclusive)
+        self.groups = gpu_groups.GpuGroups(gpus, topology, exclusive=exclusive, whole_node=whole_node)
         self.judges = JudgeNodes()
         """Each group's judges, kept across candidates (one node per group and settings)."""
         self._fingerprint = hardware.fingerprint(device, self.node_gpus)
@@ -73,7 +77,7 @@ class _NodeEvaluator:
         (optional) is its prebuild result from a CPU worker."""
         with self.groups.lend(request.eval.world_size) as lease:
             found = measure(request, self.load_problem, build=build, lease=lease, nodes=self.judges)
-        return conclude(found, lease.co_tenancy)  # the lease has ended: its co-tenancy is final
+        return conclude(found, lease.recorded_co_tenancy)  # the lease has ended: its co-tenancy is final
 
     def run_tool(self, world_size: int, tool: Callable[..., Any], *args: Any) -> Any:
         """`tool(evaluate, gpus, *args)` run on a group of `world_size` of
@@ -104,6 +108,7 @@ class _NodeEvaluator:
         gpus = ",".join(map(str, self.node_gpus)) if self.node_gpus is not None else None
         return {"device": self.device, "cuda_visible_devices": gpus,
                 "gpus": list(self.groups.gpus), "exclusive": self.groups.exclusive,
+                "whole_node": self.groups.whole_node,
                 "topology": self.groups.topology.source,
                 "fingerprint": self._fingerprint, "pid": os.getpid(),
                 "node_id": ray.get_runtime_context().get_node_id(), "scrubbed": self.scrubbed}
@@ -136,13 +141,18 @@ ping after a lost evaluation, info, close)."""
 def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
                           cpu_evaluators: int = 1, load_problem: str = DEFAULT_LOADER,
                           ready_timeout_s: float = 600.0, exclusive: bool = False,
-                          evaluator_class: Any = None) -> list[Any]:
+                          evaluator_class: Any = None, node_gpus: int | None = None) -> list[Any]:
     """Start evaluator actors and wait until they are up.
 
     placement "gpu_node": one actor per alive node with >= world_size GPUs, each in its own
       placement group with ONE bundle of all that node's GPUs (STRICT_PACK, pinned to the
       node by its node:<ip> resource); the actor holds num_gpus = that count and lends them
-      in groups of world_size (one group at a time when `exclusive`).
+      in groups of world_size (one group at a time when `exclusive`). Ray books the bundle's
+      GPUs, so a second caller (another sweep on the same cluster) waits for them, up to
+      ready_timeout_s, rather than sharing them.
+    node_gpus: gpu_node only: hold that many of each node's GPUs (None: all), so that two
+      sweeps can share a node; Ray gives the bundles disjoint GPUs (the actor's
+      ray.get_gpu_ids()), and a node with fewer than node_gpus is held whole.
     placement "cpu": `cpu_evaluators` actors with num_cpus=1 (each runs world_size ranks).
     placement "auto": gpu_node for device cuda, else cpu.
     evaluator_class: the actor class (default NodeEvaluator; scripts/bench_cluster.py passes
@@ -161,17 +171,21 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
             raise RuntimeError(f"no alive node has >= {world_size} GPUs "
                                f"(GPU nodes: {gpu_nodes_in_cluster()})")
         for n in nodes:
-            bundle = {"GPU": float(n["gpus"]), "CPU": 1.0}
+            held = min(n["gpus"], node_gpus) if node_gpus else n["gpus"]
+            share = {"whole_node": False} if held < n["gpus"] else {}  # default kwargs for other classes
+            bundle = {"GPU": float(held), "CPU": 1.0}
             if n["address"]:
                 bundle[f"node:{n['address']}"] = 0.001
-            pg = placement_group([bundle], strategy="STRICT_PACK", name=f"pkb-node-{n['node_id'][:8]}")
+            # Named for `ray list placement-groups`; unique, since one driver may hold two shares.
+            pg = placement_group([bundle], strategy="STRICT_PACK",
+                                 name=f"pkb-node-{n['node_id'][:8]}-{uuid.uuid4().hex[:6]}")
             ray.get(pg.ready(), timeout=ready_timeout_s)
             actors.append(cls.options(
-                num_cpus=1, num_gpus=n["gpus"], max_concurrency=n["gpus"] + ADMIN_THREADS,
+                num_cpus=1, num_gpus=held, max_concurrency=held + ADMIN_THREADS,
                 scheduling_strategy=PlacementGroupSchedulingStrategy(
                     placement_group=pg, placement_group_bundle_index=0,
                     placement_group_capture_child_tasks=False),
-            ).remote(device, load_problem, exclusive))
+            ).remote(device, load_problem, exclusive, **share))
     else:
         raise ValueError(f"placement must be auto, gpu_node or cpu, got {placement!r}")
     ray.get([a.fingerprint.remote() for a in actors], timeout=ready_timeout_s)

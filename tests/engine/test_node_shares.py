@@ -1,0 +1,51 @@
+"""Two sweeps on one Ray cluster and one 4-GPU node (a local Ray instance with 4 fake GPU
+resources, real judges and sandboxed CPU ranks). An actor holding the whole node makes a
+second one wait, never share; with cluster.node_gpus each holds a disjoint share and both
+evaluate at once, recording co_tenancy None (a share cannot see the other's work)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import CANDIDATES, request_for
+
+ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def ray_4_fake_gpus():
+    ray.init(address="local", num_cpus=2, num_gpus=4, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def test_a_second_whole_node_actor_waits_for_the_first(ray_4_fake_gpus):
+    from ray.exceptions import GetTimeoutError
+
+    from pkb_ray.engine import start_node_evaluators
+
+    (first,) = start_node_evaluators("cpu", world_size=2, placement="gpu_node")
+    assert ray.get(first.info.remote())["gpus"] == [0, 1, 2, 3]
+    with pytest.raises(GetTimeoutError):
+        start_node_evaluators("cpu", world_size=2, placement="gpu_node", ready_timeout_s=5)
+
+
+def test_two_shares_of_a_node_evaluate_at_once_on_disjoint_gpus(ray_4_fake_gpus, cache_dir):
+    from pkb_ray.engine import start_node_evaluators
+
+    (a,) = start_node_evaluators("cpu", world_size=2, placement="gpu_node", node_gpus=2)
+    (b,) = start_node_evaluators("cpu", world_size=2, placement="gpu_node", node_gpus=2)
+    infos = ray.get([a.info.remote(), b.info.remote()])
+    assert sorted(g for i in infos for g in i["gpus"]) == [0, 1, 2, 3], infos
+    assert [i["whole_node"] for i in infos] == [False, False]
+    assert ray.get([a.slots.remote(2), b.slots.remote(2)]) == [1, 1]
+    req = request_for(CANDIDATES / "store_exchange.py", cache_dir, time_candidates=False)
+    results = ray.get([a.evaluate.remote(req), b.evaluate.remote(req)], timeout=900)
+    ray.get([a.close.remote(), b.close.remote()])
+    for res in results:
+        assert res.correct, (res.message, res.log[-2000:])
+        assert res.sharing == "groups" and res.co_tenancy is None
+    assert sorted(res.gpus for res in results) == sorted(",".join(map(str, i["gpus"])) for i in infos)
