@@ -15,14 +15,7 @@ DEVICE=${DEVICE:-cuda}
 OUTDIR=${OUT:-/tmp/mixed_sweep_out}
 WORK=$(mktemp -d /tmp/mixed_sweep.XXXXXX)
 mkdir -p "$OUTDIR"
-if [ "$DEVICE" = cuda ]; then
-  source scripts/device/setup_gpu_machine.sh
-  nvidia-smi --query-gpu=index,name,memory.used --format=csv,noheader
-else
-  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} LITELLM_LOCAL_MODEL_COST_MAP=True
-fi
-python3 -c "import ray, litellm, aiohttp, hydra, mlflow, torch" \
-  || { echo "mixed_sweep_gpu: the packs are not importable (carry .devsite_sweep)"; exit 2; }
+source scripts/device/device_env.sh mixed_sweep_gpu "ray, litellm, aiohttp, hydra, mlflow, torch" || exit 2
 extra=()
 [ -n "${EPISODES:-}" ] && extra+=(--episodes "$EPISODES")
 [ -n "${ZS_PROBLEMS:-}" ] && extra+=(--zs-problems "$ZS_PROBLEMS")

@@ -23,14 +23,8 @@ SWEEP_TIMEOUT_S=${SWEEP_TIMEOUT_S:-250}
 OUTDIR=${OUT:-/tmp/sweep_gpu_out}
 WORK=$(mktemp -d /tmp/sweep_gpu.XXXXXX)
 mkdir -p "$OUTDIR" "$WORK/logs"
-if [ "$DEVICE" = cuda ]; then
-  source scripts/device/setup_gpu_machine.sh
-  nvidia-smi --query-gpu=index,name,memory.used --format=csv,noheader
-else
-  export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH} LITELLM_LOCAL_MODEL_COST_MAP=True
-fi
-python3 -c "import ray, mlflow, hydra, torch; print('ray', ray.__version__, 'mlflow', mlflow.__version__, 'torch', torch.__version__)" \
-  || { echo "sweep_gpu: the packs are not importable (carry .devsite_sweep)"; exit 2; }
+source scripts/device/device_env.sh sweep_gpu "ray, mlflow, hydra, torch" || exit 2
+python3 -c "import ray, mlflow, torch; print('ray', ray.__version__, 'mlflow', mlflow.__version__, 'torch', torch.__version__)"
 start=$(date +%s)
 for ws in $WORLD_SIZES; do
   name=rep_ws$ws

@@ -15,13 +15,7 @@ DEVICE=${DEVICE:-cuda}
 OUTDIR=${OUT:-/tmp/tool_episode_out}
 WORK=$(mktemp -d /tmp/tool_episode.XXXXXX)
 mkdir -p "$OUTDIR"
-if [ "$DEVICE" = cuda ]; then
-  source scripts/device/setup_gpu_machine.sh
-else
-  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} LITELLM_LOCAL_MODEL_COST_MAP=True
-fi
-python3 -c "import ray, litellm, aiohttp, hydra, torch" \
-  || { echo "tool_episode_gpu: the packs are not importable (carry .devsite_sweep)"; exit 2; }
+source scripts/device/device_env.sh tool_episode_gpu "ray, litellm, aiohttp, hydra, torch" || exit 2
 timeout -k 10 "${EPISODE_TIMEOUT_S:-420}" python3 -m scripts.device.tool_episode --device "$DEVICE" \
   --world-size "${WORLD_SIZE:-2}" --rounds "${ROUNDS:-4}" --out "$WORK" 2>&1 | tee "$WORK/log.txt"
 rc=${PIPESTATUS[0]}

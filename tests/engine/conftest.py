@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -20,6 +22,19 @@ LOADER = "tests.engine.fixtures.loaders:load_fixture_problem"
 # calls; a hang is declared after 6 s (an honest trial of the fixture takes ~1 ms).
 FAST_TIMING = TimingConfig(warmup_ms=5.0, min_calls=5, max_calls=40, target_rel_ci=0.05, max_timing_s=1.0)
 FAST_TIMEOUTS = TimeoutConfig(start_s=60.0, load_s=60.0, trial_s=6.0, timing_s=60.0)
+
+
+@contextmanager
+def fake_gpu_ray(gpus: int) -> Iterator[None]:
+    """A fresh local Ray instance told it has `gpus` GPUs, shut down after. address="local":
+    always a fresh instance, never a cluster another process started here."""
+    import ray
+
+    ray.init(address="local", num_cpus=2, num_gpus=gpus, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import CANDIDATES, request_for
+from .conftest import CANDIDATES, fake_gpu_ray, request_for
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
@@ -14,12 +14,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def ray_8_fake_gpus():
-    # address="local": always a fresh instance, never a cluster another process started here.
-    ray.init(address="local", num_cpus=2, num_gpus=8, include_dashboard=False, log_to_driver=False)
-    try:
+    with fake_gpu_ray(8):
         yield
-    finally:
-        ray.shutdown()
 
 
 def _evaluate_at_once(cache_dir: str, n: int, exclusive: bool):

@@ -13,7 +13,7 @@ import pytest
 from pkb_ray.config.schema import EvalConfig
 from pkb_ray.engine.node import node_evaluator
 
-from .conftest import CANDIDATES, request_for
+from .conftest import CANDIDATES, fake_gpu_ray, request_for
 
 
 def _node(monkeypatch, gpus=(0, 1, 2, 3), exclusive=False):
@@ -74,8 +74,7 @@ def test_a_four_gpu_node_actor_evaluates_mixed_sizes(cache_dir):
     from pkb_ray.driver.slots import slots_of
     from pkb_ray.engine import start_node_evaluators
 
-    ray.init(address="local", num_cpus=2, num_gpus=4, include_dashboard=False, log_to_driver=False)
-    try:
+    with fake_gpu_ray(4):
         (actor,) = start_node_evaluators("cpu", world_size=2, placement="gpu_node")
         assert len(slots_of([actor], 2, {})) == 2 and ray.get(actor.slots.remote(4)) == 1
 
@@ -90,8 +89,6 @@ def test_a_four_gpu_node_actor_evaluates_mixed_sizes(cache_dir):
         later = actor.evaluate.remote(req("pair_c", 2))
         a, b, w, c = ray.get(pairs + [whole, later], timeout=900)
         ray.get(actor.close.remote())
-    finally:
-        ray.shutdown()
     for res in (a, b, w, c):
         assert res.correct, (res.message, res.log[-2000:])
         assert res.sharing == "groups"

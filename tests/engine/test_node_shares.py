@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import CANDIDATES, request_for
+from .conftest import CANDIDATES, fake_gpu_ray, request_for
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
@@ -15,11 +15,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def ray_4_fake_gpus():
-    ray.init(address="local", num_cpus=2, num_gpus=4, include_dashboard=False, log_to_driver=False)
-    try:
+    with fake_gpu_ray(4):
         yield
-    finally:
-        ray.shutdown()
 
 
 def test_a_second_whole_node_actor_waits_for_the_first(ray_4_fake_gpus):
