@@ -222,3 +222,14 @@ def test_a_node_without_nvml_says_why_it_has_no_nvlink_counters():
         pytest.skip("this machine has an NVIDIA driver: the GPU tool episode checks the counters")
     why = open_counters(0)
     assert isinstance(why, str) and why.startswith("NVLink counters unavailable: "), why
+
+
+def test_a_profile_reports_the_counters_difference_or_why_not():
+    """What a rank's profile says of NVLink from two readings: the bytes between them; the
+    reason where a reading failed; never a negative count (a reset or a wrap)."""
+    from pkb_ray.engine.worker.nvlink_counters import LinkBytes, nvlink_delta
+
+    assert nvlink_delta("no NVML", LinkBytes(10, 20), LinkBytes(1034, 2068)) == {"tx_bytes": 1024, "rx_bytes": 2048}
+    assert nvlink_delta("no NVML", "NVLink counters unavailable: x", LinkBytes(1, 1)) == \
+        {"unavailable": "NVLink counters unavailable: x"}
+    assert "went backwards" in nvlink_delta("no NVML", LinkBytes(5000, 0), LinkBytes(4, 0))["unavailable"]

@@ -69,10 +69,12 @@ def _profile(r: int, job: AgentStart, workdir: str) -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from pkb_ray.engine.worker.nvlink_counters import open_counters
+    from pkb_ray.engine.worker.nvlink_counters import link_bytes, nvlink_delta, open_counters
 
     _setup(r, job, workdir, communicating=False)
     device = f"cuda:{r}" if job.device == "cuda" else "cpu"
+    # NVML is opened before the guard and the candidate's module: neither has run yet.
+    counters = open_counters(r) if device != "cpu" else None
     with open(os.path.join(workdir, f"inputs_rank{r}.b64"), "rb") as f:
         inputs = torch.load(io.BytesIO(base64.b64decode(f.read())), weights_only=True)
     inputs = tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs)
@@ -93,19 +95,14 @@ def _profile(r: int, job: AgentStart, workdir: str) -> None:
         prof_cm = torch.autograd.profiler.profile(use_kineto=False)
     else:
         prof_cm = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
-    counters = open_counters(r) if device != "cpu" else None
-    before = counters.read() if counters is not None and not isinstance(counters, str) else None
+    before = link_bytes(counters)
     with prof_cm as prof:
         for _ in range(calls):
             module.solution(*inputs)
         sync()
     summary = _summary(prof, device != "cpu", calls)
-    if before is not None:
-        after = counters.read()  # type: ignore[union-attr]
-        counters.close()  # type: ignore[union-attr]
-        summary["nvlink"] = {"tx_bytes": after.tx - before.tx, "rx_bytes": after.rx - before.rx}
-    elif isinstance(counters, str):
-        summary["nvlink"] = {"unavailable": counters[:300]}
+    if counters is not None:
+        summary["nvlink"] = nvlink_delta(counters, before, link_bytes(counters))
     with open(os.path.join(workdir, f"profile_rank{r}.json"), "w") as f:
         json.dump(summary, f)
 

@@ -83,3 +83,27 @@ def open_counters(device_index: int) -> NvlinkCounters | str:
         counters.close()
         return f"NVLink counters unavailable: {exc}"
     return counters
+
+
+def link_bytes(counters: NvlinkCounters | str | None) -> LinkBytes | str:
+    """A reading, or why there is none."""
+    if not isinstance(counters, NvlinkCounters):
+        return counters or "NVLink counters unavailable: not a GPU rank"
+    try:
+        return counters.read()
+    except OSError as exc:
+        return f"NVLink counters unavailable: {exc}"
+
+
+def nvlink_delta(counters: NvlinkCounters | str, before: LinkBytes | str, after: LinkBytes | str) -> dict:
+    """What a rank's profile reports: the bytes sent and received between two readings, or
+    why not. Closes the counters."""
+    if isinstance(counters, NvlinkCounters):
+        counters.close()
+    for reading in (before, after):
+        if isinstance(reading, str):
+            return {"unavailable": reading[:300]}
+    tx, rx = after.tx - before.tx, after.rx - before.rx  # type: ignore[union-attr]
+    if tx < 0 or rx < 0:
+        return {"unavailable": "NVLink counters went backwards (reset or wrapped) during the calls"}
+    return {"tx_bytes": tx, "rx_bytes": rx}
