@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -150,3 +151,32 @@ def test_a_sandbox_starts_on_the_setup_cores_it_is_given(tmp_path):
         assert proc.cores == (core,)
     finally:
         proc.cleanup()
+
+
+def test_ranks_still_yield_while_another_session_writes_its_autogroup_nice():
+    """The kernel takes one autogroup nice write per 100 ms across the host, not per group:
+    a fresh worker's ranks must get their yield while another session's processes write
+    theirs (the ranks of a second group starting beside them), by retrying a refused write."""
+    if not os.path.exists("/proc/self/autogroup"):
+        pytest.skip("no autogroups on this kernel")
+    core = max(os.sched_getaffinity(0))
+    # Another session writes every 150 ms for 2 s: each of its writes refuses every other
+    # for the next 100 ms, as two groups' workers starting at once do.
+    neighbour = subprocess.Popen([sys.executable, "-c",
+                                  "import os, time\nos.setsid()\nend = time.monotonic() + 2.0\n"
+                                  "while time.monotonic() < end:\n"
+                                  "    try:\n        open('/proc/self/autogroup', 'w').write('19')\n"
+                                  "    except OSError:\n        pass\n    time.sleep(0.15)\n"])
+    try:
+        time.sleep(0.2)
+        for _ in range(4):  # four fresh sessions, each landing at a random point of the cycle
+            code = ("import ctypes, os\n"
+                    "from pkb_ray.engine.wire.cores import pin_process\n"
+                    "os.setsid()\n"
+                    "os.setuid(65534)  # no CAP_SYS_ADMIN, as in the sandbox\n"
+                    "ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)\n"
+                    "print(pin_process(%d, yields=True))\n" % core)
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+            assert out.stdout.split() == ["True"], out.stdout + out.stderr
+    finally:
+        neighbour.wait(timeout=10)

@@ -4,7 +4,16 @@ and why, is the node's plan (engine/node/cpu_pins.py). Standard library only."""
 
 from __future__ import annotations
 
+import errno
 import os
+import time
+
+AUTOGROUP_RETRY_S = 1.0
+"""How long a refused autogroup nice write is retried. Without CAP_SYS_ADMIN the kernel takes
+one such write per 100 ms across the whole host (a single static in sched/autogroup.c), not
+per group: another session's process writing at the same moment refuses ours. Both ranks of
+a fresh session then read nice 0 and did not yield (test_cpu_pins failed so in a CI run with a
+second test run beside it); on a node, workers of two groups start at once."""
 
 
 def _threads() -> list[int]:
@@ -45,17 +54,23 @@ def yield_process() -> bool:
             return False
     if os.sched_getscheduler(0) != os.SCHED_IDLE:
         return False
-    try:
-        with open("/proc/self/autogroup", "w") as f:  # no such file: no autogroup to escape by
-            f.write("19")
-    except FileNotFoundError:
-        pass
-    except OSError:
-        # The kernel takes one such write per autogroup in 100 ms from a process without
-        # CAP_SYS_ADMIN (EAGAIN), and the ranks of one worker share a session: every rank
-        # but the first writes too soon. What counts is the group's nice.
-        return _autogroup_nice() == 19
-    return True
+    deadline = time.monotonic() + AUTOGROUP_RETRY_S
+    while True:
+        try:
+            with open("/proc/self/autogroup", "w") as f:  # no such file: no autogroup to escape by
+                f.write("19")
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            # EAGAIN: a write within 100 ms of any other (AUTOGROUP_RETRY_S). The ranks of one
+            # worker share a session, so what counts is the group's nice: a rank whose
+            # sibling's write went through is done.
+            if _autogroup_nice() == 19:
+                return True
+            if exc.errno != errno.EAGAIN or time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
 
 def _autogroup_nice() -> int | None:
