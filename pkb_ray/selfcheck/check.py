@@ -186,8 +186,7 @@ ORDER_NOISE_SHARE = 0.1
 the problem's tolerance (atol + rtol x |value|), and no more: a sum whose order the GPU picks
 per call (CUDA's index_add_ and scatter_add_ use atomics) rounds differently each time, while
 hidden state or randomness moves outputs by far more. Candidates are held to the tolerance,
-never to exact repeats. gnn_feature_grad_all2all's index_add_ differed so at world size 4 on
-4 x H200 (2026-11-28); an exact-data problem (atol = rtol = 0) still must repeat exactly."""
+never to exact repeats. An exact-data problem (atol = rtol = 0) still must repeat exactly."""
 
 
 def _order_noise(out1, out2, atol: float, rtol: float) -> float | None:

@@ -257,8 +257,8 @@ def _timing(r: dict[str, Any], samples: TimingSamples, device: str) -> str:
     ev.between_sd = timing_stats.between_sd(device, r["world_size"])
     point, lo, hi = timing_stats.speedup_interval(ref, cand, between_sd=ev.between_sd)
     if not (lo == lo and hi == hi):
-        # A figure no interval bounds is not published (issue 37): too few samples to say
-        # how far the next evaluation's could be from it.
+        # A figure no interval bounds is not published: too few samples to say how far the
+        # next evaluation's could be from it.
         ev.unmeasurable = f"{len(cand)} sample(s): too few for an interval"
         ev.unmeasurable_kind = "too_few_samples"
         flags.append("unmeasurable")

@@ -11,9 +11,9 @@ import time
 AUTOGROUP_RETRY_S = 1.0
 """How long a refused autogroup nice write is retried. Without CAP_SYS_ADMIN the kernel takes
 one such write per 100 ms across the whole host (a single static in sched/autogroup.c), not
-per group: another session's process writing at the same moment refuses ours. Both ranks of
-a fresh session then read nice 0 and did not yield (test_cpu_pins failed so in a CI run with a
-second test run beside it); on a node, workers of two groups start at once."""
+per group: another session's process writing at the same moment refuses ours, and the ranks
+of a fresh session then read nice 0 and do not yield. On a node, workers of two groups start
+at once."""
 
 
 def _threads() -> list[int]:

@@ -1,5 +1,5 @@
-"""The NVLink bytes a GPU sent and received, from NVML's throughput counters (issue 44: the
-agent's `profile` reports them per rank). torch.profiler sees kernels and copies, not the
+"""The NVLink bytes a GPU sent and received, from NVML's throughput counters (the agent's
+`profile` reports them per rank). torch.profiler sees kernels and copies, not the
 bytes a kernel moves to a peer through symmetric memory, which is what these problems are about.
 
 NVML is read through ctypes (libnvidia-ml.so.1 comes with the driver; the GPU image has no

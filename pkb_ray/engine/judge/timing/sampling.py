@@ -54,9 +54,8 @@ LATE_MIN_SAMPLES = 5
 MAX_TIME_MIN_SAMPLES = 10
 """max_timing_s ends the main loop only once this many samples are in, or once it has run
 MAX_TIME_HARD_FACTOR times as long. A shrink (expiries.py) throws away the samples taken at
-the old batch: gemm_reduce_scatter's expert at world size 4 (4 x H200, 2026-11-28) shrank
-from 64 to 32 calls near the end of its 2 s and ended at max_time with 2 samples, a speedup
-with no interval. Ten samples give the paired bootstrap an interval."""
+the old batch, so a shrink near the end of max_timing_s would leave too few samples for an
+interval; ten give the paired bootstrap one."""
 MAX_TIME_HARD_FACTOR = 3
 STOPS_THAT_RAN = 3
 """...and in at least this many of its stops (freezer.RankFreezer.stops_that_ran)."""
