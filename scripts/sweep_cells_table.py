@@ -2,9 +2,10 @@
 
     python3 scripts/sweep_cells_table.py SWEEP_DIR [SWEEP_DIR ...] [--out FILE.md]
 
-Reads each sweep's journal.jsonl (the record of every cell, as `pkb report` does) and prints a
-markdown table per world size: status, speedup with its 95% interval, roofline fraction,
-reference and candidate ms, the timing's mode and flags, then the geomean of the correct
+Reads each sweep's journal.jsonl through the store (each cell's latest record, as `pkb
+report` does) and prints a markdown table per world size: status, speedup with its 95%
+interval, roofline fraction, reference and candidate ms, the timing's mode and flags, then the
+geomean of the correct
 speedups and the cells below 1.0x. The leaderboard shows the best speedup per problem; this
 shows each cell's evidence, which a reader of published numbers checks.
 """
@@ -12,33 +13,24 @@ shows each cell's evidence, which a reader of published numbers checks.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
-
-def cells(sweep_dir: Path) -> list[dict]:
-    """The journal's last record per cell key (a resumed sweep may append a cell twice)."""
-    last: dict[str, dict] = {}
-    for line in (sweep_dir / "journal.jsonl").read_text().splitlines():
-        if line.strip():
-            rec = json.loads(line)
-            last[json.dumps([rec.get("key"), rec.get("world_size")], sort_keys=True)] = rec
-    return list(last.values())
+from pkb_ray.records import CellResult
+from pkb_ray.store import current_records, read_journal
 
 
-def row(rec: dict) -> dict:
-    ev = rec.get("evaluation") or {}
-    gen = rec.get("generation") or {}
-    timing = ev.get("timing") or {}
-    return {"problem": gen.get("problem") or rec.get("problem", "?"), "category": rec.get("category", ""),
-            "model": gen.get("model", ""), "world_size": rec.get("world_size") or ev.get("world_size"),
-            "status": rec.get("status", ""), "correct": bool(ev.get("correct")),
-            "speedup": ev.get("speedup"), "lo": ev.get("speedup_ci_low"), "hi": ev.get("speedup_ci_high"),
-            "roofline": ev.get("roofline_fraction"), "reference_ms": ev.get("reference_ms"),
-            "candidate_ms": ev.get("candidate_ms"), "gated": timing.get("gated"),
-            "co_tenancy": ev.get("co_tenancy"), "flags": [f for f in ev.get("flags") or []
-                                                           if f in ("implausible", "launch_bound", "timed_ungated")]}
+def row(rec: CellResult) -> dict:
+    ev = rec.evaluation
+    timing = ev.timing if ev is not None else None
+    return {"problem": rec.key.problem, "category": rec.category, "model": rec.key.model,
+            "world_size": rec.world_size or (ev.world_size if ev is not None else None),
+            "status": rec.status.value, "correct": bool(ev is not None and ev.correct),
+            "speedup": ev.speedup if ev else None, "lo": ev.speedup_ci_low if ev else None,
+            "hi": ev.speedup_ci_high if ev else None, "roofline": ev.roofline_fraction if ev else None,
+            "reference_ms": ev.reference_ms if ev else None, "candidate_ms": ev.candidate_ms if ev else None,
+            "gated": timing.gated if timing is not None else None, "co_tenancy": ev.co_tenancy if ev else None,
+            "flags": [f for f in (ev.flags if ev else []) if f in ("implausible", "launch_bound", "timed_ungated")]}
 
 
 def fmt(x, spec: str) -> str:
@@ -71,7 +63,7 @@ def main() -> int:
     ap.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (sweeps/<name>)")
     ap.add_argument("--out", type=Path, help="also write the tables to this markdown file")
     args = ap.parse_args()
-    rows = [row(rec) for d in args.sweeps for rec in cells(d)]
+    rows = [row(rec) for d in args.sweeps for rec in current_records(read_journal(d / "journal.jsonl"))]
     lines: list[str] = []
     for ws in sorted({r["world_size"] for r in rows}, key=lambda w: (w is None, w)):
         lines += [f"## World size {ws}", ""] + table([r for r in rows if r["world_size"] == ws]) + [""]
