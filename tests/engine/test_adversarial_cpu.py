@@ -218,7 +218,7 @@ def test_node_survives_hang_crash_and_a_killed_parent(run_eval):
     nodes = ev.LOCAL.nodes()
     assert len(nodes) == 1 and len(nodes[0].judges) == 2
     judge_pids = {j.popen.pid for j in nodes[0].judges}
-    spares = {sb.proc.popen.pid for sb in nodes[0].spares.values()}
+    spares = {sb.proc.popen.pid for sb in nodes[0].sandboxes_ahead()}
     # The last evaluation's sandboxes (candidate and reference) are killed at once and reaped
     # by a background thread (SandboxProcess.cleanup_later): on a loaded 2-core machine they
     # can still be unreaped when the result arrives (CI saw two). Left behind means still
@@ -464,7 +464,7 @@ def test_a_spare_sandbox_whose_rank_died_is_not_taken(run_eval):
     ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     assert run_eval(CANDIDATES / "store_exchange.py").correct
     (node,) = ev.LOCAL.nodes()
-    spare = node.spares["candidate"]
+    spare = node.ahead[("candidate", True)][0]
     assert spare.proc.wait_ready(60)
     zygote = _descendant_running(spare.proc.popen.pid, "pkb_ray.engine.worker.zygote")
     end = time.monotonic() + 30
@@ -490,13 +490,14 @@ def test_an_overlapping_node_keeps_a_second_sandbox_ahead(run_eval, monkeypatch)
     monkeypatch.setattr(JudgeNode, "_overlaps", property(lambda self: True))
     assert run_eval(CANDIDATES / "store_exchange.py").correct
     (node,) = ev.LOCAL.nodes()
-    second = {role: sb.proc.popen.pid for role, sb in node.after_spares.items()}
-    assert set(second) == {"candidate", "reference"}
+    keys = {("candidate", True), ("reference", False)}
+    assert set(node.ahead) == keys and all(len(q) == 2 for q in node.ahead.values())
+    second = {key: node.ahead[key][1].proc.popen.pid for key in keys}
     res = run_eval(CANDIDATES / "store_exchange.py")
     assert res.correct, (res.failure, res.message)
-    assert {role: sb.proc.popen.pid for role, sb in node.spares.items()} == second
-    assert set(node.after_spares) == {"candidate", "reference"}
-    assert not set(second.values()) & {sb.proc.popen.pid for sb in node.after_spares.values()}
+    assert {key: node.ahead[key][0].proc.popen.pid for key in keys} == second
+    assert all(len(q) == 2 for q in node.ahead.values())
+    assert not set(second.values()) & {node.ahead[key][1].proc.popen.pid for key in keys}
 
 
 def _descendant_running(root: int, module: str) -> int:
@@ -560,7 +561,7 @@ def _nothing_left_behind() -> None:
     ev = importlib.import_module("pkb_ray.engine.node.evaluation")
     (node,) = ev.LOCAL.nodes()
     judges = {j.popen.pid for j in node.judges}
-    spares = {sb.proc.id: sb.proc.popen.pid for sb in node.spares.values()}
+    spares = {sb.proc.id: sb.proc.popen.pid for sb in node.sandboxes_ahead()}
 
     def left() -> list[str]:
         out = [f"process {p}" for p in _children(os.getpid()) if p not in judges and p not in spares.values()]

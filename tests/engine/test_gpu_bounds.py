@@ -81,8 +81,7 @@ def _sandbox_processes() -> list[str]:
         uid = pwd.getpwnam("pkb-sandbox").pw_uid
     except KeyError:
         return []
-    ahead = [sb.proc.popen.pid for node in LOCAL.nodes()
-             for sb in [*node.spares.values(), *node.after_spares.values()]]
+    ahead = [sb.proc.popen.pid for node in LOCAL.nodes() for sb in node.sandboxes_ahead()]
     kept: set[int] = set()
     while ahead:
         pid = ahead.pop()

@@ -81,6 +81,36 @@ def test_on_gpus_the_next_sandboxes_start_after_the_judges_have_their_job(monkey
                      "hand out", "start candidate"], calls
 
 
+def test_a_switch_of_guard_setting_keeps_the_other_settings_sandbox_ahead(cache_dir):
+    """A guarded model and the unguarded reference model alternate on one node: the sandbox
+    started ahead for the first setting waits through the second's evaluation and is taken
+    when the first comes back, instead of being thrown away at the switch (the evaluation
+    then waited 1.3-2.0 s for a new one on 4 x H200)."""
+    from pkb_ray.engine.node.evaluation import evaluate
+
+    from .conftest import CANDIDATES, LOADER, request_for
+
+    nodes = JudgeNodes()
+    ages, pids = [], []
+    try:
+        for guard in (True, False, True):
+            res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, time_candidates=False,
+                                       trials=1, guard=guard), load_problem=LOADER, nodes=nodes)
+            assert res.correct, (res.message, res.log[-2000:])
+            ages.append(res.evidence["seconds"]["sandbox_age"])
+            (node,) = nodes.nodes()
+            pids.append({key: [sb.proc.popen.pid for sb in q] for key, q in node.ahead.items()})
+    finally:
+        nodes.close()
+    guarded_ahead = pids[0][("candidate", True)]
+    # Still ahead after the unguarded evaluation, which started one of its own setting.
+    assert pids[1][("candidate", True)] == guarded_ahead and pids[1][("candidate", False)], pids
+    # The third took it: started at the first's end, it had the whole second evaluation's
+    # time; the second's was started on the spot.
+    assert guarded_ahead[0] not in pids[2][("candidate", True)], pids
+    assert ages[2] > ages[1] + 0.2, ages
+
+
 def test_prestarting_a_group_starts_the_judges_its_evaluations_use(monkeypatch, cache_dir):
     """A group's judges depend on the whole node (their cores: cpu_pins); prestarted for
     GPUs 2,3 of a 4-GPU node, they are the ones evaluate(lease=...) asks for, not others

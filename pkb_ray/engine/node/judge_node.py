@@ -121,15 +121,19 @@ class JudgeNode:
         self.judges: list[_Judge] = []
         self.store = None
         self.ref_page_fd: int | None = None
-        self.spares: dict[str, _Sandbox] = {}
-        """Sandboxes started ahead, by role: "candidate" (guarded or not, as the job says) and
-        "reference" (the trusted worker the reference is timed in, never guarded)."""
-        self.after_spares: dict[str, _Sandbox] = {}
-        """Where evaluations overlap their successors' start (GPU nodes): the sandbox after
-        the spare, by role. A candidate's sandbox takes 5-6 s to set up on 4 x H200 (torch's
-        import, the CUDA context, the first symmetric allocation: worker/rank.py), more than
-        a short evaluation lasts: with one spare the next evaluation waited 0.5-1.6 s for it
-        (bench_eval at ws 2, `start`). Two ahead, each has two evaluations' time."""
+        self.ahead: dict[tuple[str, bool], list[_Sandbox]] = {}
+        """Sandboxes started ahead, oldest first, by role and guard setting: "candidate"
+        (guarded or not, as the job says) and "reference" (the trusted worker the reference
+        is timed in, never guarded). Where evaluations overlap their successors' start (GPU
+        nodes) two are kept ahead per key: a candidate's sandbox takes 5-6 s to set up on
+        4 x H200 (torch's import, the CUDA context, the first symmetric allocation:
+        worker/rank.py), more than a short evaluation lasts; with one ahead the next
+        evaluation waited 0.5-1.6 s for it (bench_eval at ws 2, `start`).
+        Kept per guard setting: a sweep of a guarded model beside the unguarded reference
+        model alternates the two on one node, and a sandbox of the other setting cannot be
+        turned into this one (the guard is in its mounts). Thrown away at each switch, the
+        evaluation after it waited 1.3-2.0 s for a new one, 11 of 20 in bench_groups_gpu's
+        grouped throughput phase (ws 2, 4 x H200)."""
 
     # ------------------------------------------------------------------ judges
     def start(self) -> None:
@@ -181,9 +185,9 @@ class JudgeNode:
             os.close(self.ref_page_fd)
             self.ref_page_fd = None
         self.store = None
-        for sb in [*self.spares.values(), *self.after_spares.values()]:
+        for sb in self.sandboxes_ahead():
             self._discard(sb)
-        self.spares, self.after_spares = {}, {}
+        self.ahead = {}
 
     # ------------------------------------------------------------------ sandboxes
     def _new_sandbox(self, role: str, guard: bool) -> _Sandbox:
@@ -214,29 +218,30 @@ class JudgeNode:
         sb.proc.cleanup()
 
     def _take_sandbox(self, role: str, guard: bool) -> _Sandbox:
-        spare = self.spares.pop(role, None)
-        if role in self.after_spares:
-            self.spares[role] = self.after_spares.pop(role)
-        # A spare whose rank already ended is no sandbox: its ranks set up their device as
-        # soon as they were forked, so one started while the previous evaluation filled the
-        # GPU can die there; taken, it would make the next evaluation a harness_error ("the
-        # worker ended during start-up").
-        if spare is not None and spare.proc.alive() and spare.guard == guard \
-                and not ends_in(spare.proc.log_tail("zygote.log", 2000)):
-            return spare
-        if spare is not None:
+        queue = self.ahead.get((role, guard), [])
+        while queue:
+            spare = queue.pop(0)
+            # A spare whose rank already ended is no sandbox: its ranks set up their device as
+            # soon as they were forked, so one started while the previous evaluation filled the
+            # GPU can die there; taken, it would make the next evaluation a harness_error ("the
+            # worker ended during start-up").
+            if spare.proc.alive() and not ends_in(spare.proc.log_tail("zygote.log", 2000)):
+                return spare
             self._discard(spare)
         return self._new_sandbox(role, guard)
 
+    def sandboxes_ahead(self) -> list[_Sandbox]:
+        return [sb for queue in self.ahead.values() for sb in queue]
+
     def prewarm(self, guard: bool = True, timed: bool = True) -> None:
         """Start the next evaluation's sandboxes now (their imports overlap whatever comes
-        next): the candidate's and, for a timed one, the reference's."""
-        wanted = {"candidate": guard, **({"reference": False} if timed else {})}
-        for role, g in wanted.items():
-            if role not in self.spares:
-                self.spares[role] = self._new_sandbox(role, g)
-            if self._overlaps and role not in self.after_spares:
-                self.after_spares[role] = self._new_sandbox(role, g)
+        next): the candidate's and, for a timed one, the reference's. Those of the other
+        guard setting are kept for when it comes back."""
+        depth = 2 if self._overlaps else 1
+        for key in [("candidate", guard), *([("reference", False)] if timed else [])]:
+            queue = self.ahead.setdefault(key, [])
+            while len(queue) < depth:
+                queue.append(self._new_sandbox(*key))
 
     # ------------------------------------------------------------------ one evaluation
     def run(self, job: JudgeJob, extensions_from: str | None, start_s: float, deadline_s: float,
