@@ -468,13 +468,18 @@ class Sweep:
 
     def _start_actors(self) -> list:
         """The node actors of the decided device (whole GPU nodes on cuda), started and up;
-        each is closed at the end of the run."""
+        each is closed at the end of the run, except shared ones (cluster.share_nodes), which
+        other sweeps may still be evaluating on."""
         from pkb_ray.engine import start_node_evaluators
 
+        cluster = self.cfg.cluster
+        share = cluster.share_nodes and self.decision.placement == "gpu_node"
         actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size, self.decision.placement,
-                                       self.cfg.cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
-                                       evaluator_class=self.evaluator_class, node_gpus=self.cfg.cluster.node_gpus)
-        self._actors.extend(actors)
+                                       cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
+                                       evaluator_class=self.evaluator_class, node_gpus=cluster.node_gpus,
+                                       share=share)
+        if not share:
+            self._actors.extend(actors)
         return actors
 
     def _slots(self, actors: list) -> list:
