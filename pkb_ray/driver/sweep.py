@@ -454,6 +454,8 @@ class Sweep:
                     same_node=lambda a, b: a.actor is b.actor,
                 )
                 self._pipeline.run()
+        except Refused:  # said where raised (a node's shared actor runs other settings)
+            self.status = "FAILED"
         except KeyboardInterrupt:
             self.status = "KILLED"
             say("pkb: interrupted; every recorded cell is in the journal. Re-run the same command to continue.")
@@ -470,14 +472,17 @@ class Sweep:
         """The node actors of the decided device (whole GPU nodes on cuda), started and up;
         each is closed at the end of the run, except shared ones (cluster.share_nodes), which
         other sweeps may still be evaluating on."""
-        from pkb_ray.engine import start_node_evaluators
+        from pkb_ray.engine import SharedNodeMismatch, start_node_evaluators
 
         cluster = self.cfg.cluster
         share = cluster.share_nodes and self.decision.placement == "gpu_node"
-        actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size, self.decision.placement,
-                                       cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
-                                       evaluator_class=self.evaluator_class, node_gpus=cluster.node_gpus,
-                                       share=share)
+        try:
+            actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size, self.decision.placement,
+                                           cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
+                                           evaluator_class=self.evaluator_class, node_gpus=cluster.node_gpus,
+                                           share=share)
+        except SharedNodeMismatch as exc:
+            raise refuse(f"pkb: {exc}")
         if not share:
             self._actors.extend(actors)
         return actors

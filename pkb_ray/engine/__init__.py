@@ -41,6 +41,7 @@ __all__ = [
     "BuildResult",
     "EvalRequest",
     "NodeEvaluator",
+    "SharedNodeMismatch",
     "close_shared_evaluators",
     "evaluate",
     "evaluator_lost",
@@ -60,6 +61,7 @@ _LAZY = {
     "NodeEvaluator": "pkb_ray.engine.node.node_evaluator",
     "start_node_evaluators": "pkb_ray.engine.node.node_evaluator",
     "close_shared_evaluators": "pkb_ray.engine.node.shared_nodes",
+    "SharedNodeMismatch": "pkb_ray.engine.node.shared_nodes",
     "gpu_nodes_in_cluster": "pkb_ray.engine.node.node_evaluator",
 }
 

@@ -50,8 +50,7 @@ def _sweep_evaluator():
 
 
 def test_sweeps_that_share_a_node_reach_one_actor_that_books_it_once(ray_4_fake_gpus):
-    from pkb_ray.engine import start_node_evaluators
-    from pkb_ray.engine import close_shared_evaluators
+    from pkb_ray.engine import SharedNodeMismatch, close_shared_evaluators, start_node_evaluators
 
     zeroshot, tools = _sweep_evaluator(), _sweep_evaluator()
     assert zeroshot._actor_id == tools._actor_id
@@ -60,7 +59,7 @@ def test_sweeps_that_share_a_node_reach_one_actor_that_books_it_once(ray_4_fake_
     assert ray.get(tools.slots.remote(2)) == 2
     assert ray.available_resources().get("GPU", 0) == 0  # booked once, by the one actor
     # Another sweep's settings would be recorded for results measured under these: refused.
-    with pytest.raises(RuntimeError, match="shared node actor"):
+    with pytest.raises(SharedNodeMismatch, match="shared node actor"):
         start_node_evaluators("cpu", world_size=2, placement="gpu_node", share=True, exclusive=True)
     assert len(close_shared_evaluators()) == 1
     deadline = time.monotonic() + 30

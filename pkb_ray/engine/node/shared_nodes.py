@@ -31,6 +31,10 @@ CALLERS = 8
 per group); more wait in Ray's queue until a thread is free, never for a group twice."""
 
 
+class SharedNodeMismatch(RuntimeError):
+    """A node's shared actor runs other settings than the caller asks for."""
+
+
 def shared_name(node_id: str) -> str:
     return PREFIX + node_id
 
@@ -61,7 +65,7 @@ def check_alike(actors: list[Any], device: str, exclusive: bool, harness_version
                   "harness_version": info.get("harness_version", harness_version)}
         mine = {"device": device, "exclusive": exclusive, "harness_version": harness_version}
         if theirs != mine:
-            raise RuntimeError(
+            raise SharedNodeMismatch(
                 f"the shared node actor {shared_name(info.get('node_id', '?'))} runs {theirs}, this sweep asks "
                 f"{mine}: run with its settings, or close it first (pkb_ray.engine.node.shared_nodes."
                 "close_shared_evaluators, or stop the Ray cluster)")
