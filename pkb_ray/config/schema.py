@@ -85,6 +85,13 @@ class ClusterConfig:
     on one Ray cluster (cluster.address) each hold a share, and Ray hands the shares out
     disjoint; with all of them, a second sweep's actor waits until the first one's ends. A
     share's results record co_tenancy None: the actor cannot see the other share's work."""
+    share_nodes: bool = False
+    """gpu_node: evaluate on each node's one shared actor (engine/node/shared_nodes.py), which
+    every sweep of the cluster with share_nodes=true uses: its GPU groups go to whichever
+    sweep's evaluation or tool call is ready, so no group idles while another sweep has work,
+    and co_tenancy counts every sweep's neighbours. The first sweep starts it; it stays,
+    holding the whole node, until the cluster's owner closes it (close_shared_evaluators)
+    or the cluster stops. Not with node_gpus."""
     max_inflight_generations: int = 64
     """Generation requests in flight at once across all models."""
     max_queued_builds: int = 16

@@ -79,6 +79,12 @@ def validate(cfg: RootConfig, more: Sequence[str] = ()) -> None:
         elif cfg.eval.exclusive:
             errors.append(f"cluster.node_gpus={cfg.cluster.node_gpus} with eval.exclusive=true: a share of a node "
                           "cannot promise an evaluation alone on it (leave cluster.node_gpus null)")
+    if cfg.cluster.share_nodes and cfg.cluster.node_gpus is not None:
+        errors.append(f"cluster.share_nodes=true with cluster.node_gpus={cfg.cluster.node_gpus}: a shared node actor "
+                      "holds the whole node and lends its groups to every sweep (leave cluster.node_gpus null)")
+    if cfg.cluster.share_nodes and cfg.cluster.evaluator_placement == "cpu":
+        errors.append("cluster.share_nodes=true with cluster.evaluator_placement=cpu: only GPU node actors "
+                      "are shared (cluster.evaluator_placement=gpu_node or auto)")
     if not isinstance(cfg.cluster.nodes, int) or cfg.cluster.nodes < 1:
         errors.append(f"cluster.nodes={cfg.cluster.nodes!r} must be an integer >= 1")
     errors += tracking_uri_errors(cfg.tracking.uri)

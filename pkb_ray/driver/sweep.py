@@ -454,6 +454,8 @@ class Sweep:
                     same_node=lambda a, b: a.actor is b.actor,
                 )
                 self._pipeline.run()
+        except Refused:  # said where raised (a node's shared actor runs other settings)
+            self.status = "FAILED"
         except KeyboardInterrupt:
             self.status = "KILLED"
             say("pkb: interrupted; every recorded cell is in the journal. Re-run the same command to continue.")
@@ -468,13 +470,21 @@ class Sweep:
 
     def _start_actors(self) -> list:
         """The node actors of the decided device (whole GPU nodes on cuda), started and up;
-        each is closed at the end of the run."""
-        from pkb_ray.engine import start_node_evaluators
+        each is closed at the end of the run, except shared ones (cluster.share_nodes), which
+        other sweeps may still be evaluating on."""
+        from pkb_ray.engine import SharedNodeMismatch, start_node_evaluators
 
-        actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size, self.decision.placement,
-                                       self.cfg.cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
-                                       evaluator_class=self.evaluator_class, node_gpus=self.cfg.cluster.node_gpus)
-        self._actors.extend(actors)
+        cluster = self.cfg.cluster
+        share = cluster.share_nodes and self.decision.placement == "gpu_node"
+        try:
+            actors = start_node_evaluators(self.decision.device, self.cfg.eval.world_size, self.decision.placement,
+                                           cluster.cpu_evaluators, exclusive=self.cfg.eval.exclusive,
+                                           evaluator_class=self.evaluator_class, node_gpus=cluster.node_gpus,
+                                           share=share)
+        except SharedNodeMismatch as exc:
+            raise refuse(f"pkb: {exc}")
+        if not share:
+            self._actors.extend(actors)
         return actors
 
     def _slots(self, actors: list) -> list:

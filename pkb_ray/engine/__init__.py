@@ -41,6 +41,8 @@ __all__ = [
     "BuildResult",
     "EvalRequest",
     "NodeEvaluator",
+    "SharedNodeMismatch",
+    "close_shared_evaluators",
     "evaluate",
     "evaluator_lost",
     "gpu_nodes_in_cluster",
@@ -58,6 +60,8 @@ _LAZY = {
     "EvalRequest": "pkb_ray.engine.request",
     "NodeEvaluator": "pkb_ray.engine.node.node_evaluator",
     "start_node_evaluators": "pkb_ray.engine.node.node_evaluator",
+    "close_shared_evaluators": "pkb_ray.engine.node.shared_nodes",
+    "SharedNodeMismatch": "pkb_ray.engine.node.shared_nodes",
     "gpu_nodes_in_cluster": "pkb_ray.engine.node.node_evaluator",
 }
 

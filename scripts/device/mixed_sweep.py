@@ -1,13 +1,18 @@
 """A mixed sweep on one node (issue 44): zero-shot cells and scripted tool episodes at once,
-each sweep on its own share of the node's GPUs, the tools sweep SIGKILLed mid-way and re-run.
+both sweeps on the node's shared actor (cluster.share_nodes), the tools sweep SIGKILLed
+mid-way and re-run.
 
     python3 -m scripts.device.mixed_sweep --device cuda     # experts + 8 allreduce episodes, 4 GPUs
     python3 -m scripts.device.mixed_sweep --device cpu      # reference + 3 sum_ranks episodes, gloo
 
 One Ray cluster is started here (ray.cluster_utils, so that only this process's Ray stops at
 the end; on cpu with 4 fake GPU resources, as tests/engine/test_node_groups.py fakes them).
-Two `sweep.py` processes join it, each with `cluster.node_gpus=2` (one GPU group of world
-size 2 each; Ray books the two shares disjoint):
+Two `sweep.py` processes join it. With --sharing shared (the default) both set
+`cluster.share_nodes=true`: one actor holds the whole node (engine/node/shared_nodes.py) and
+lends its GPU groups (two of world size 2 on 4 GPUs) to whichever sweep's evaluation or tool
+call is ready, so once the zero-shot cells run out the tool calls take both groups. With
+--sharing static each sets `cluster.node_gpus=--node-gpus` (one group each; Ray books the
+two shares disjoint), and a share idles once its sweep is done: the figure to compare with.
   - zero-shot: model=expert (cuda; reference on cpu), --zs-problems x --zs-attempts cells;
   - tools: --episodes scripted episodes (the ToolServer of scripts/bench_tools_sweep.py:
     check(wrong) -> benchmark + profile(good) -> run(script) -> submit(good)), with
@@ -25,14 +30,18 @@ Checked (exit 1 when one fails):
     (steps 1..4, `episodes` times each);
   - MLflow: one active run per cell, each tool-call step's `turn_*` metric logged once, and
     each tools cell's `tool_device_s` (its episode's GPU-seconds) equal to its journal's
-    sum of turn device_s and above 0.
+    sum of turn device_s and above 0;
+  - shared: every zero-shot evaluation and every tools submission records its co_tenancy
+    (a static share records None: it cannot see the other sweep's work).
 
-GPU-slot utilisation, from the journals: for each sweep's GPU group, the seconds it was held
-by an evaluation (a zero-shot cell's `evaluation.node_seconds`, timed inside the group's
+GPU-slot utilisation, from the journals: the seconds the GPU groups were held by an evaluation (a zero-shot cell's `evaluation.node_seconds`, timed inside the group's
 lease) or a tool call (a `tool_result`'s `wall_s`, timed inside `run_tool`'s lease), summed,
 over the mixed sweep's wall time W (both sweeps launched -> the last one exits, the kill and
 the re-run's start included). Tool calls cut short by the kill count as not held (their work
-was lost). The mixed figure is the held seconds of both groups over 2 x W. On cuda,
+was lost; on the shared actor such a call runs to its end, unread, holding its group). The
+mixed figure is the held seconds over (groups x W), groups: the node's GPUs over the world
+size (shared), or one per sweep (static); per kind, the mean number of groups it held
+(held seconds over W). Which groups each kind's results ran on is listed too. On cuda,
 nvidia-smi's utilization.gpu every 200 ms per GPU as well (fraction of samples above 0):
 busy, a different thing from held. Writes mixed_sweep_<device>.json to --out.
 """
@@ -115,11 +124,36 @@ def mlflow_check(db: Path, cells: list) -> dict:
     return out
 
 
+def node_gpu_count(cuda: bool) -> int:
+    """The node's GPUs: nvidia-smi's on cuda, the 4 fake ones given to Ray on cpu."""
+    if not cuda:
+        return 4
+    out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=True)
+    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+
+
+def close_shared(address: str) -> list[str]:
+    """Close the node's shared actor (it outlives the sweeps by design), so that its judges
+    and sandboxes stop before the cluster does; returns the names closed."""
+    import ray
+
+    from pkb_ray.engine import close_shared_evaluators
+
+    ray.init(address=address, log_to_driver=False)
+    try:
+        return close_shared_evaluators()
+    finally:
+        ray.shutdown()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--world-size", type=int, default=2)
-    ap.add_argument("--node-gpus", type=int, default=2, help="each sweep's share of the node (cluster.node_gpus)")
+    ap.add_argument("--sharing", choices=["shared", "static"], default="shared",
+                    help="shared: both sweeps on the node's one shared actor (cluster.share_nodes); "
+                         "static: each on its own share (cluster.node_gpus)")
+    ap.add_argument("--node-gpus", type=int, default=2, help="static: each sweep's share of the node")
     ap.add_argument("--episodes", type=int, help="tool episodes (8 on cuda, 3 on cpu)")
     ap.add_argument("--zs-problems", help="`auto` or ids joined by commas (auto on cuda: every expert)")
     ap.add_argument("--zs-attempts", type=int, help="zero-shot attempts per problem (2 on cuda, 1 on cpu)")
@@ -146,9 +180,13 @@ def main() -> int:
     head = {"num_cpus": max(8, os.cpu_count() or 1)}
     if not cuda:
         head["num_gpus"] = 4  # fake GPU resources: the GPU-group path, ranks on CPU
+    node_gpus = node_gpu_count(cuda)
     cluster = Cluster(initialize_head=True, head_node_args=head)
-    shared = [f"cluster.address={cluster.address}", "cluster.evaluator_placement=gpu_node",
-              f"cluster.node_gpus={args.node_gpus}", "tracking.enabled=true"]
+    share = args.sharing == "shared"
+    groups = node_gpus // args.world_size if share else 2 * (args.node_gpus // args.world_size)
+    sharing = ["cluster.share_nodes=true"] if share else [f"cluster.node_gpus={args.node_gpus}"]
+    shared = [f"cluster.address={cluster.address}", "cluster.evaluator_placement=gpu_node", *sharing,
+              "tracking.enabled=true"]
     env = sweep_env()
     events: dict[str, float] = {}
     sampler = GpuSampler(work / "gpu_util.csv") if cuda else None
@@ -195,7 +233,10 @@ def main() -> int:
             bodies = list(server.bodies)
     finally:
         gpu = sampler.stop() if sampler else {}
-        cluster.shutdown()
+        try:
+            closed = close_shared(cluster.address) if share else []
+        finally:
+            cluster.shutdown()
     (work / "model_requests.json").write_text(json.dumps(bodies))
 
     from pkb_ray.store.journal import read_journal
@@ -218,10 +259,14 @@ def main() -> int:
 
     zs_held = sum(c.evaluation.node_seconds for c in zs_cells if c.evaluation)
     tool_held = sum(r["wall_s"] for r in after if r["kind"] == "tool_result")
-    groups = 2  # one per sweep: node_gpus // world_size each
-    util = {"zeroshot_group": round(zs_held / wall_s, 3), "tools_group": round(tool_held / wall_s, 3),
-            "mixed": round((zs_held + tool_held) / (groups * wall_s), 3),
+    util = {"zeroshot_groups": round(zs_held / wall_s, 3), "tools_groups": round(tool_held / wall_s, 3),
+            "mixed": round((zs_held + tool_held) / (groups * wall_s), 3), "groups": groups,
             "zeroshot_held_s": round(zs_held, 1), "tools_held_s": round(tool_held, 1), "wall_s": round(wall_s, 1)}
+    evaluated = {"zeroshot": [c.evaluation for c in zs_cells if c.evaluation],
+                 "tools_submissions": [c.evaluation for c in tool_cells if c.evaluation]}
+    placement = {kind: {"groups_used": dict(Counter(e.gpus for e in evs)),
+                        "co_tenancy": dict(Counter(str(e.co_tenancy) for e in evs))}
+                 for kind, evs in evaluated.items()}
     checks = {
         "killed_mid_sweep": bool(events.get("killed_s")) and bool(finished_before),
         "exit_codes": rcs,
@@ -235,15 +280,20 @@ def main() -> int:
         "requests_per_step": dict(sorted(steps.items())),
         "mlflow_zeroshot": mlflow_check(zs_dir / "mlflow.db", zs_cells),
         "mlflow_tools": mlflow_check(tools_dir / "mlflow.db", tool_cells),
+        "placement": placement,
+        "co_tenancy_recorded": all(e.co_tenancy is not None for evs in evaluated.values() for e in evs),
+        "shared_actors_closed": closed,
     }
     ok = (checks["killed_mid_sweep"] and rcs == {"zeroshot": 0, "tools_rerun": 0}
           and checks["zeroshot_journal"]["ok"] and checks["tools_journal"]["ok"]
           and not checks["finished_tools_rerun"] and not checks["calls_without_one_result"]
           and steps == Counter({s: args.episodes for s in range(1, STEPS + 1)})
-          and checks["mlflow_zeroshot"]["ok"] and checks["mlflow_tools"]["ok"])
+          and checks["mlflow_zeroshot"]["ok"] and checks["mlflow_tools"]["ok"]
+          and (checks["co_tenancy_recorded"] or not share))
     util_ok = util["mixed"] >= args.min_utilisation or not cuda
     result = {"command": "python3 " + shlex.join(["-m", "scripts.device.mixed_sweep", *sys.argv[1:]]),
-              "device": args.device, "world_size": args.world_size, "node_gpus": args.node_gpus,
+              "device": args.device, "sharing": args.sharing, "world_size": args.world_size,
+              "node_gpus": node_gpus if share else args.node_gpus,
               "episodes": args.episodes, "zs_problems": args.zs_problems, "zs_attempts": args.zs_attempts,
               "kill_after": args.kill_after, "events_s": {k: round(v, 1) for k, v in events.items()},
               "note": kill_note.strip(), "utilisation": util, "gpu_busy_nvidia_smi": gpu, "checks": checks,
@@ -268,8 +318,9 @@ def main() -> int:
         print(f"{side}: {m.get('runs')} runs for {m.get('cells')} cells, repeated turn metrics "
               f"{m.get('repeated_turn_metrics')}, turn steps {m.get('turn_steps_logged')}/{m.get('turn_steps_journal')}, "
               f"ok={m.get('ok')}")
-    print(f"GPU-slot utilisation (held/wall): mixed {util['mixed']} (zero-shot group {util['zeroshot_group']}, "
-          f"tools group {util['tools_group']}) over {util['wall_s']} s")
+    print(f"placement ({args.sharing}): {placement}; co_tenancy recorded: {c['co_tenancy_recorded']}")
+    print(f"GPU-slot utilisation (held/wall, {groups} groups): mixed {util['mixed']} (zero-shot held "
+          f"{util['zeroshot_groups']} groups on average, tools {util['tools_groups']}) over {util['wall_s']} s")
     print(f"MIXED SWEEP {'PASS' if ok and util_ok else 'FAIL'}: exact resume {ok}, "
           f"utilisation {util['mixed']} {'>=' if util['mixed'] >= args.min_utilisation else '<'} "
           f"{args.min_utilisation}{'' if cuda else ' (not required on cpu)'}")

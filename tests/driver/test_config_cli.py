@@ -122,3 +122,16 @@ def test_node_gpus_must_hold_a_group_and_is_refused_with_exclusive():
         validate(compose_config(["cluster.node_gpus=1", "eval.world_size=2"]))
     with pytest.raises(ConfigError, match="cannot promise an evaluation alone"):
         validate(compose_config(["cluster.node_gpus=2", "eval.exclusive=true"]))
+
+
+def test_share_nodes_is_refused_with_a_share_of_a_node_or_cpu_placement():
+    import pytest
+
+    from pkb_ray.config import compose_config
+    from pkb_ray.config.validate import ConfigError, validate
+
+    validate(compose_config(["cluster.share_nodes=true"]))
+    with pytest.raises(ConfigError, match="cluster.share_nodes=true with cluster.node_gpus=2"):
+        validate(compose_config(["cluster.share_nodes=true", "cluster.node_gpus=2"]))
+    with pytest.raises(ConfigError, match="cluster.share_nodes=true with cluster.evaluator_placement=cpu"):
+        validate(compose_config(["cluster.share_nodes=true", "cluster.evaluator_placement=cpu"]))

@@ -31,9 +31,10 @@ from pkb_ray.engine import hardware, launch
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.env import scrub_secrets
 from pkb_ray.engine.launch import close_run_root, exit_on_sigterm
-from pkb_ray.engine.node import gpu_groups
+from pkb_ray.engine.node import gpu_groups, shared_nodes
 from pkb_ray.engine.node.evaluation import DEFAULT_LOADER, JudgeNodes, conclude, evaluate, measure, node_profile
 from pkb_ray.engine.request import EvalRequest
+from pkb_ray.engine.version import HARNESS_VERSION
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4
@@ -110,7 +111,7 @@ class _NodeEvaluator:
                 "gpus": list(self.groups.gpus), "exclusive": self.groups.exclusive,
                 "whole_node": self.groups.whole_node,
                 "topology": self.groups.topology.source,
-                "fingerprint": self._fingerprint, "pid": os.getpid(),
+                "fingerprint": self._fingerprint, "harness_version": HARNESS_VERSION, "pid": os.getpid(),
                 "node_id": ray.get_runtime_context().get_node_id(), "scrubbed": self.scrubbed}
 
 
@@ -141,7 +142,8 @@ ping after a lost evaluation, info, close)."""
 def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
                           cpu_evaluators: int = 1, load_problem: str = DEFAULT_LOADER,
                           ready_timeout_s: float = 600.0, exclusive: bool = False,
-                          evaluator_class: Any = None, node_gpus: int | None = None) -> list[Any]:
+                          evaluator_class: Any = None, node_gpus: int | None = None,
+                          share: bool = False) -> list[Any]:
     """Start evaluator actors and wait until they are up.
 
     placement "gpu_node": one actor per alive node with >= world_size GPUs, each in its own
@@ -153,6 +155,10 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
     node_gpus: gpu_node only: hold that many of each node's GPUs (None: all), so that two
       sweeps can share a node; Ray gives the bundles disjoint GPUs (the actor's
       ray.get_gpu_ids()), and a node with fewer than node_gpus is held whole.
+    share: gpu_node only: each node's one shared actor (engine/node/shared_nodes.py: named,
+      detached, holding the whole node), started by the first sweep that asks; every sweep
+      with `share` evaluates on it, its groups going to whichever sweep's work is ready.
+      Whoever owns the cluster closes it (shared_nodes.close_shared_evaluators), not a sweep.
     placement "cpu": `cpu_evaluators` actors with num_cpus=1 (each runs world_size ranks).
     placement "auto": gpu_node for device cuda, else cpu.
     evaluator_class: the actor class (default NodeEvaluator; scripts/bench_cluster.py passes
@@ -171,6 +177,9 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
             raise RuntimeError(f"no alive node has >= {world_size} GPUs "
                                f"(GPU nodes: {gpu_nodes_in_cluster()})")
         for n in nodes:
+            if share:
+                actors.append(shared_nodes.start_shared(cls, n, device, load_problem, exclusive, ADMIN_THREADS))
+                continue
             held = min(n["gpus"], node_gpus) if node_gpus else n["gpus"]
             share = {"whole_node": False} if held < n["gpus"] else {}  # default kwargs for other classes
             bundle = {"GPU": float(held), "CPU": 1.0}
@@ -189,4 +198,6 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
     else:
         raise ValueError(f"placement must be auto, gpu_node or cpu, got {placement!r}")
     ray.get([a.fingerprint.remote() for a in actors], timeout=ready_timeout_s)
+    if share and placement == "gpu_node":
+        shared_nodes.check_alike(actors, device, exclusive, HARNESS_VERSION, ready_timeout_s)
     return actors

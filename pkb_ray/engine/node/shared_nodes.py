@@ -1,0 +1,95 @@
+"""Shared node actors: one named, detached NodeEvaluator per GPU node, which every sweep of
+a Ray cluster started with cluster.share_nodes=true evaluates on.
+
+Why: two sweeps on one node, each holding a static share (cluster.node_gpus), leave one
+share idle once its sweep runs out of work while the other still has work queued. Through
+one actor per node, every evaluation and tool call of every sweep asks the same GpuGroups
+for a group, so whichever is ready takes a free group; Ray books the node's GPUs once, and
+each result's co-tenancy counts every neighbour, whichever sweep it came from.
+
+The actor keeps the groups itself rather than asking a separate lender: a lease then lives
+in the process that runs its evaluation, so a caller that dies (a SIGKILLed sweep) cannot
+leak a group, and nothing has to watch lease holders. A call whose caller died runs to its
+end (its result goes unread) and releases its group then.
+
+Detached: it outlives the sweep that started it (the first to ask), so a sweep killed
+mid-way takes no other sweep's evaluations down with it. It holds the node's GPUs until
+`close_shared_evaluators` (or the cluster's end).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NAMESPACE = "pkb_ray"
+"""Ray namespace of the shared actors: a sweep's driver joins an anonymous one of its own,
+where no other sweep could find them by name."""
+PREFIX = "pkb-shared-node-"
+
+CALLERS = 8
+"""Sweeps whose evaluations a shared actor has threads for at once (each hands it one call
+per group); more wait in Ray's queue until a thread is free, never for a group twice."""
+
+
+class SharedNodeMismatch(RuntimeError):
+    """A node's shared actor runs other settings than the caller asks for."""
+
+
+def shared_name(node_id: str) -> str:
+    return PREFIX + node_id
+
+
+def start_shared(cls: Any, node: dict[str, Any], device: str, load_problem: str, exclusive: bool,
+                 admin_threads: int) -> Any:
+    """The node's shared actor: the one running, or (atomically, by its name) a new one
+    holding every GPU of the node. Whoever created it fixed its device and mode."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    gpus = int(node["gpus"])
+    return cls.options(
+        name=shared_name(node["node_id"]), namespace=NAMESPACE, lifetime="detached", get_if_exists=True,
+        num_cpus=1, num_gpus=gpus, max_concurrency=gpus * CALLERS + admin_threads,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node["node_id"], soft=False),
+    ).remote(device, load_problem, exclusive)
+
+
+def check_alike(actors: list[Any], device: str, exclusive: bool, harness_version: str,
+                timeout_s: float) -> None:
+    """Raise where a shared actor was started for other settings than this sweep's: its
+    results would be recorded under settings they were not measured with."""
+    import ray
+
+    for actor in actors:
+        info = ray.get(actor.info.remote(), timeout=timeout_s)
+        theirs = {"device": info.get("device"), "exclusive": info.get("exclusive"),
+                  "harness_version": info.get("harness_version", harness_version)}
+        mine = {"device": device, "exclusive": exclusive, "harness_version": harness_version}
+        if theirs != mine:
+            raise SharedNodeMismatch(
+                f"the shared node actor {shared_name(info.get('node_id', '?'))} runs {theirs}, this sweep asks "
+                f"{mine}: run with its settings, or close it first (pkb_ray.engine.node.shared_nodes."
+                "close_shared_evaluators, or stop the Ray cluster)")
+
+
+def shared_actor_names() -> list[str]:
+    """The names of the shared node actors alive on the cluster this process joined."""
+    import ray
+
+    return sorted(a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+                  if a.get("namespace") == NAMESPACE and a["name"].startswith(PREFIX))
+
+
+def close_shared_evaluators(timeout_s: float = 60.0) -> list[str]:
+    """Close every shared node actor (judges, sandboxes, run root) and end it, giving its
+    node's GPUs back to Ray; returns their names. For whoever owns the cluster, once no
+    sweep is left on it: a sweep that still evaluates there loses its evaluator."""
+    import ray
+
+    names = shared_actor_names()
+    actors = [ray.get_actor(name, namespace=NAMESPACE) for name in names]
+    refs = [a.close.remote() for a in actors]
+    if refs:
+        ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+    for actor in actors:
+        ray.kill(actor, no_restart=True)
+    return names
