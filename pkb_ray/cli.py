@@ -8,6 +8,7 @@
     pkb report SWEEP_NAME [SWEEP_NAME ...]   (several: one leaderboard, modes side by side)
     pkb ui [--uri sqlite:///mlflow.db] [--port 5000]
     pkb agent run PROBLEM [sweep overrides] [agent.KEY=VALUE ...]
+    pkb nodes list|close [--address auto]   (the shared node actors: cluster.share_nodes)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _COMMANDS = {
     "report": "pkb_ray.report.cli",
     "ui": "pkb_ray.tracking.ui",
     "agent": "pkb_ray.agent.cli",
+    "nodes": "pkb_ray.engine.node.shared_cli",
 }
 
 

@@ -106,3 +106,26 @@ def test_a_shared_actor_outlives_the_sweep_that_started_it(ray_4_fake_gpus):
     actor = _sweep_evaluator()
     assert actor._actor_id.hex() == started
     assert ray.get(actor.slots.remote(2)) == 2
+
+
+def test_pkb_nodes_lists_and_closes_the_shared_actors(ray_4_fake_gpus):
+    """`pkb nodes list|close` from another process, as the cluster's owner runs it: the GPUs
+    held by the detached actor go back to Ray."""
+    _sweep_evaluator()
+    gcs = ray.get_runtime_context().gcs_address
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))}
+
+    def pkb(*argv: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "pkb_ray.cli", "nodes", *argv, "--address", gcs],
+                             capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+        return out.stdout
+
+    assert "1 shared node actor(s) alive\n  pkb-shared-node-" in pkb("list")
+    assert ray.available_resources().get("GPU", 0) == 0
+    assert "1 shared node actor(s) closed" in pkb("close")
+    deadline = time.monotonic() + 30
+    while ray.available_resources().get("GPU", 0) < 4 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray.available_resources().get("GPU", 0) == 4
+    assert "0 shared node actor(s) alive" in pkb("list")
