@@ -29,20 +29,25 @@ def _transpose(x: torch.Tensor, split_dim: int, cat_dim: int, group) -> torch.Te
     return torch.cat(recv, dim=cat_dim)
 
 
-def _disco_contraction(x, psi_idx, psi_vals, nlat_out, nlon_out):
+def _disco_contraction(x, psi_idx, psi_vals, kernel, nlat_out, nlon_out):
     """y[b, c, k, ho, po] = sum over entries (k, ho, hi*nlon + l) of val * x[b, c, hi, (l + po*pscale) % nlon]:
     the filter rotated to every output longitude, as one sparse matrix product."""
     b, c, nl, nlon = x.shape
-    kernel = int(psi_idx[0].max()) + 1 if psi_idx.numel() else 1
     pscale = nlon // nlon_out
     hi, lon = psi_idx[2] // nlon, psi_idx[2] % nlon
     po = torch.arange(nlon_out, device=x.device).repeat_interleave(psi_idx.shape[1])
     rows = (po * kernel + psi_idx[0].repeat(nlon_out)) * nlat_out + psi_idx[1].repeat(nlon_out)
     cols = hi.repeat(nlon_out) * nlon + (lon.repeat(nlon_out) + po * pscale) % nlon
-    m = torch.sparse_coo_tensor(torch.stack([rows, cols]), psi_vals.repeat(nlon_out),
-                                (nlon_out * kernel * nlat_out, nl * nlon), check_invariants=False)
+    # Entries sorted by (row, col) and marked coalesced: sparse.mm coalesces an unmarked COO
+    # first, and coalescing reads its unique count back to the host every call. The entries
+    # are distinct (one per filter entry and output longitude), so the sort alone is the
+    # coalesce, with the same operator and no read-back.
+    ncols = nl * nlon
+    key, order = torch.sort(rows * ncols + cols)
+    m = torch.sparse_coo_tensor(torch.stack([key // ncols, key % ncols]), psi_vals.repeat(nlon_out)[order],
+                                (nlon_out * kernel * nlat_out, ncols), check_invariants=False, is_coalesced=True)
     y = torch.sparse.mm(m, x.reshape(b * c, nl * nlon).T)  # [(po, k, ho), (b, c)]
-    return y.view(nlon_out, kernel, nlat_out, b, c).permute(3, 4, 1, 2, 0), kernel
+    return y.view(nlon_out, kernel, nlat_out, b, c).permute(3, 4, 1, 2, 0)
 
 
 @torch.no_grad()
@@ -53,7 +58,8 @@ def solution(x: torch.Tensor, psi_idx: torch.Tensor, psi_vals: torch.Tensor, wei
     polar_rank = dist.get_rank(polar_group)
     # channels split over the azimuth group, whole longitude rings on each rank
     xt = _transpose(x, 1, 3, az_group) if az > 1 else x
-    y, kernel = _disco_contraction(xt, psi_idx, psi_vals, nlat_out, nlon_out)
+    # the kernel size from the weight's shape: reading it from psi_idx would wait on the GPU
+    y = _disco_contraction(xt, psi_idx, psi_vals, weight.shape[2], nlat_out, nlon_out)
     y = y.contiguous()
     # sum the contributions of every polar slab of input latitudes, keep this rank's output rows
     dist.all_reduce(y, group=polar_group)
