@@ -143,7 +143,8 @@ class Bench:
                "wall_s": round(t_out - t_in, 3), "conclude_s": round(time.monotonic() - t_c, 3),
                "samples": tm.samples if tm else 0, "stopped": tm.stopped if tm else "",
                "mode_source": tm.mode_source if tm else "", "cpu_pressure": tm.cpu_pressure if tm else None,
-               "foreign_cpu": tm.foreign_cpu if tm else None, "seconds": seconds}
+               "foreign_cpu": tm.foreign_cpu if tm else None, "seconds": seconds,
+               "sandbox_taken": res.evidence.get("sandbox_taken", "")}
         with self.lock:
             self.rows.append(row)
         print(json.dumps({k: row[k] for k in ("tag", "round", "problem", "gpus", "speedup", "wall_s", "samples",

@@ -476,6 +476,7 @@ def test_a_spare_sandbox_whose_rank_died_is_not_taken(run_eval):
         time.sleep(0.05)
     res = run_eval(CANDIDATES / "store_exchange.py")
     assert res.correct, (res.failure, res.message)
+    assert res.evidence["sandbox_taken"] == "started: a rank of the one ahead had ended", res.evidence
 
 
 def test_an_overlapping_node_keeps_a_second_sandbox_ahead(run_eval, monkeypatch):

@@ -91,13 +91,14 @@ def test_a_switch_of_guard_setting_keeps_the_other_settings_sandbox_ahead(cache_
     from .conftest import CANDIDATES, LOADER, request_for
 
     nodes = JudgeNodes()
-    ages, pids = [], []
+    ages, pids, taken = [], [], []
     try:
         for guard in (True, False, True):
             res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, time_candidates=False,
                                        trials=1, guard=guard), load_problem=LOADER, nodes=nodes)
             assert res.correct, (res.message, res.log[-2000:])
             ages.append(res.evidence["seconds"]["sandbox_age"])
+            taken.append(res.evidence["sandbox_taken"])
             (node,) = nodes.nodes()
             pids.append({key: [sb.proc.popen.pid for sb in q] for key, q in node.ahead.items()})
     finally:
@@ -109,6 +110,7 @@ def test_a_switch_of_guard_setting_keeps_the_other_settings_sandbox_ahead(cache_
     # time; the second's was started on the spot.
     assert guarded_ahead[0] not in pids[2][("candidate", True)], pids
     assert ages[2] > ages[1] + 0.2, ages
+    assert taken == ["started: none was ahead", "started: none was ahead", "ahead"], taken
 
 
 def test_prestarting_a_group_starts_the_judges_its_evaluations_use(monkeypatch, cache_dir):

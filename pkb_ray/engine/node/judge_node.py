@@ -94,7 +94,9 @@ class NodeOutcome:
     sized and ready): the node's own part of the evaluation's start."""
     sandbox_age_s: float = 0.0
     """How long the candidate's sandbox had been starting when it was taken (about 0: none
-    was ahead, or one of the other guard setting): the head start its set-up had."""
+    was ahead): the head start its set-up had."""
+    sandbox_taken: str = ""
+    """How the candidate's sandbox came: "ahead", or "started: " and why none ahead served."""
 
 
 class _Judge:
@@ -217,18 +219,25 @@ class JudgeNode:
             s.close()
         sb.proc.cleanup()
 
-    def _take_sandbox(self, role: str, guard: bool) -> _Sandbox:
+    def _take_sandbox(self, role: str, guard: bool) -> tuple[_Sandbox, str]:
+        """A sandbox for `role`, and how it came: "ahead", or started now and why (what a
+        harness tuner needs to find where evaluations wait for one)."""
         queue = self.ahead.get((role, guard), [])
+        why = "none was ahead"
         while queue:
             spare = queue.pop(0)
             # A spare whose rank already ended is no sandbox: its ranks set up their device as
             # soon as they were forked, so one started while the previous evaluation filled the
             # GPU can die there; taken, it would make the next evaluation a harness_error ("the
             # worker ended during start-up").
-            if spare.proc.alive() and not ends_in(spare.proc.log_tail("zygote.log", 2000)):
-                return spare
+            if not spare.proc.alive():
+                why = "the one ahead had exited"
+            elif ends_in(spare.proc.log_tail("zygote.log", 2000)):
+                why = "a rank of the one ahead had ended"
+            else:
+                return spare, "ahead"
             self._discard(spare)
-        return self._new_sandbox(role, guard)
+        return self._new_sandbox(role, guard), f"started: {why}"
 
     def sandboxes_ahead(self) -> list[_Sandbox]:
         return [sb for queue in self.ahead.values() for sb in queue]
@@ -298,8 +307,8 @@ class JudgeNode:
         """The candidate's sandbox and, for a timed job, the reference's: a worker of the
         same kind, with the same sandbox, launch, gate and clock (judge/timing/__init__.py
         says why). Both were started before their problem was known: sized for it now."""
-        sb = self._take_sandbox("candidate", job.request.guard)
-        ref = self._take_sandbox("reference", False) if job.timed else None
+        sb, out.sandbox_taken = self._take_sandbox("candidate", job.request.guard)
+        ref = self._take_sandbox("reference", False)[0] if job.timed else None
         out.sandbox_age_s = time.monotonic() - sb.proc.started_at
         for box in [sb] + ([ref] if ref is not None else []):
             box.proc.bounds.resize(self._bounds(footprint_bytes))
