@@ -491,13 +491,13 @@ def test_an_overlapping_node_keeps_a_second_sandbox_ahead(run_eval, monkeypatch)
     monkeypatch.setattr(JudgeNode, "_overlaps", property(lambda self: True))
     assert run_eval(CANDIDATES / "store_exchange.py").correct
     (node,) = ev.LOCAL.nodes()
-    keys = {("candidate", True), ("reference", False)}
-    assert set(node.ahead) == keys and all(len(q) == 2 for q in node.ahead.values())
+    keys = {("candidate", True), ("reference", False)}  # (earlier tests on this node may have left others)
+    assert all(len(node.ahead.get(key, [])) == 2 for key in keys), node.ahead
     second = {key: node.ahead[key][1].proc.popen.pid for key in keys}
     res = run_eval(CANDIDATES / "store_exchange.py")
     assert res.correct, (res.failure, res.message)
     assert {key: node.ahead[key][0].proc.popen.pid for key in keys} == second
-    assert all(len(q) == 2 for q in node.ahead.values())
+    assert all(len(node.ahead[key]) == 2 for key in keys)
     assert not set(second.values()) & {node.ahead[key][1].proc.popen.pid for key in keys}
 
 

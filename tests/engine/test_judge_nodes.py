@@ -113,6 +113,35 @@ def test_a_switch_of_guard_setting_keeps_the_other_settings_sandbox_ahead(cache_
     assert taken == ["started: none was ahead", "started: none was ahead", "ahead"], taken
 
 
+def test_a_sandbox_started_ahead_outlives_the_thread_whose_evaluation_started_it(cache_dir):
+    """bubblewrap's --die-with-parent follows the thread that forked it: a sandbox started
+    ahead from an evaluation's thread died when that thread ended, and the next evaluation,
+    on a thread of its own, started one on the spot. Each evaluation here runs on a thread
+    that ends before the next one starts, as the groups benchmark's phases do."""
+    from pkb_ray.engine.node.evaluation import evaluate
+
+    from .conftest import CANDIDATES, LOADER, request_for
+
+    nodes = JudgeNodes()
+    taken: list[str] = []
+
+    def one() -> None:
+        res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, time_candidates=False, trials=1),
+                       load_problem=LOADER, nodes=nodes)
+        assert res.correct, (res.message, res.log[-2000:])
+        taken.append(res.evidence["sandbox_taken"])
+
+    try:
+        for _ in range(2):
+            t = threading.Thread(target=one)
+            t.start()
+            t.join()
+            time.sleep(2.0)  # the thread is gone; so would the sandbox it started be, by now
+    finally:
+        nodes.close()
+    assert taken == ["started: none was ahead", "ahead"], taken
+
+
 def test_prestarting_a_group_starts_the_judges_its_evaluations_use(monkeypatch, cache_dir):
     """A group's judges depend on the whole node (their cores: cpu_pins); prestarted for
     GPUs 2,3 of a 4-GPU node, they are the ones evaluate(lease=...) asks for, not others

@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pkb_ray.engine import launch, nccl_stub
@@ -136,6 +137,8 @@ class JudgeNode:
         turned into this one (the guard is in its mounts). Thrown away at each switch, the
         evaluation after it waited 1.3-2.0 s for a new one, 11 of 20 in bench_groups_gpu's
         grouped throughput phase (ws 2, 4 x H200)."""
+        self._spawner: ThreadPoolExecutor | None = None
+        """The thread every sandbox of this node is started from (_spawn says why)."""
 
     # ------------------------------------------------------------------ judges
     def start(self) -> None:
@@ -190,6 +193,9 @@ class JudgeNode:
         for sb in self.sandboxes_ahead():
             self._discard(sb)
         self.ahead = {}
+        if self._spawner is not None:  # its thread's end ends what it started: nothing is left
+            self._spawner.shutdown(wait=False)
+            self._spawner = None
 
     # ------------------------------------------------------------------ sandboxes
     def _new_sandbox(self, role: str, guard: bool) -> _Sandbox:
@@ -204,10 +210,20 @@ class JudgeNode:
         box = launch.Sandboxed(spec.plan, spec.cache_dirs, gpu=spec.device == "cuda",
                                binds=dict(spec.nccl_stub) if guard else {}, limits=self._bounds(0), gpus=self.gpus,
                                cores=spec.setup_cores)
-        proc = launch.start(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
+        proc = self._spawn(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
         for _, b in pairs:
             b.close()
         return _Sandbox(proc, [a for a, _ in pairs], guard)
+
+    def _spawn(self, spec: launch.SpawnSpec) -> launch.SandboxProcess:
+        """Start a sandbox from this node's own thread. bubblewrap's --die-with-parent follows
+        the thread that forked it (PR_SET_PDEATHSIG), not the process: a sandbox started ahead
+        from an evaluation's thread died with that thread, and the next evaluation, on another
+        thread, started one on the spot (every phase of bench_groups_gpu runs on threads of its
+        own: 1.3-2.0 s each on 4 x H200). The node's thread lives as long as its sandboxes may."""
+        if self._spawner is None:
+            self._spawner = ThreadPoolExecutor(1, thread_name_prefix="pkb-sandboxes")
+        return self._spawner.submit(launch.start, spec).result()
 
     def _bounds(self, footprint_bytes: int) -> launch.Bounds:
         ws = self.spec.world_size
