@@ -46,3 +46,28 @@ def test_two_shares_of_a_node_evaluate_at_once_on_disjoint_gpus(ray_4_fake_gpus,
         assert res.correct, (res.message, res.log[-2000:])
         assert res.sharing == "groups" and res.co_tenancy is None
     assert sorted(res.gpus for res in results) == sorted(",".join(map(str, i["gpus"])) for i in infos)
+
+
+def test_shares_on_two_nodes_are_each_a_share_not_a_shared_actor():
+    """cluster.node_gpus on a cluster of two 4-GPU nodes: an actor of 2 GPUs on each node, and
+    neither is a node's shared actor (cluster.share_nodes), which a later sweep would join and
+    which no sweep closes."""
+    from ray.cluster_utils import Cluster
+
+    from pkb_ray.driver.ray_runtime import close_evaluators
+    from pkb_ray.engine import start_node_evaluators
+    from pkb_ray.engine.node.shared_nodes import shared_actor_names
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "num_gpus": 4})
+    cluster.add_node(num_cpus=2, num_gpus=4)
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        actors = start_node_evaluators("cpu", world_size=2, placement="gpu_node", node_gpus=2)
+        infos = ray.get([a.info.remote() for a in actors])
+        assert len({i["node_id"] for i in infos}) == 2, infos
+        assert [(len(i["gpus"]), i["whole_node"]) for i in infos] == [(2, False), (2, False)], infos
+        assert shared_actor_names() == []
+        close_evaluators(actors)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()

@@ -181,7 +181,7 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
                 actors.append(shared_nodes.start_shared(cls, n, device, load_problem, exclusive, ADMIN_THREADS))
                 continue
             held = min(n["gpus"], node_gpus) if node_gpus else n["gpus"]
-            share = {"whole_node": False} if held < n["gpus"] else {}  # default kwargs for other classes
+            part = {"whole_node": False} if held < n["gpus"] else {}  # default kwargs for other classes
             bundle = {"GPU": float(held), "CPU": 1.0}
             if n["address"]:
                 bundle[f"node:{n['address']}"] = 0.001
@@ -194,7 +194,7 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
                 scheduling_strategy=PlacementGroupSchedulingStrategy(
                     placement_group=pg, placement_group_bundle_index=0,
                     placement_group_capture_child_tasks=False),
-            ).remote(device, load_problem, exclusive, **share))
+            ).remote(device, load_problem, exclusive, **part))
     else:
         raise ValueError(f"placement must be auto, gpu_node or cpu, got {placement!r}")
     ray.get([a.fingerprint.remote() for a in actors], timeout=ready_timeout_s)
