@@ -34,8 +34,8 @@ Checked (exit 1 when one fails):
   - shared: every zero-shot evaluation and every tools submission records its co_tenancy
     (a static share records None: it cannot see the other sweep's work).
 
-GPU-slot utilisation, from the journals: the seconds the GPU groups were held by an evaluation (a zero-shot cell's `evaluation.node_seconds`, timed inside the group's
-lease) or a tool call (a `tool_result`'s `wall_s`, timed inside `run_tool`'s lease), summed,
+GPU-slot utilisation, from the journals: the seconds the GPU groups were held by an
+evaluation (a zero-shot cell's `evaluation.node_seconds`, timed inside the group's lease) or a tool call (a `tool_result`'s `wall_s`, timed inside `run_tool`'s lease), summed,
 over the mixed sweep's wall time W (both sweeps launched -> the last one exits, the kill and
 the re-run's start included). Tool calls cut short by the kill count as not held (their work
 was lost; on the shared actor such a call runs to its end, unread, holding its group). The
@@ -60,6 +60,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from pkb_ray.engine.node.shared_cli import on_cluster
 from scripts.bench_tools_sweep import (CPU_FAST_TIMING, GpuSampler, journal_records, problem_for, script_for,
                                       sweep_env, tools_sweep_overrides)
 from tests.agent.tool_server import ToolServer, step_of
@@ -130,20 +131,6 @@ def node_gpu_count(cuda: bool) -> int:
         return 4
     out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=True)
     return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
-
-
-def close_shared(address: str) -> list[str]:
-    """Close the node's shared actor (it outlives the sweeps by design), so that its judges
-    and sandboxes stop before the cluster does; returns the names closed."""
-    import ray
-
-    from pkb_ray.engine import close_shared_evaluators
-
-    ray.init(address=address, log_to_driver=False)
-    try:
-        return close_shared_evaluators()
-    finally:
-        ray.shutdown()
 
 
 def main() -> int:
@@ -234,7 +221,7 @@ def main() -> int:
     finally:
         gpu = sampler.stop() if sampler else {}
         try:
-            closed = close_shared(cluster.address) if share else []
+            closed = on_cluster(cluster.address, "close") if share else []
         finally:
             cluster.shutdown()
     (work / "model_requests.json").write_text(json.dumps(bodies))

@@ -21,21 +21,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_nodes)
 
 
-def _nodes(args: argparse.Namespace) -> int:
+def on_cluster(address: str, action: str) -> list[str]:
+    """The shared node actors of the Ray cluster at `address`, listed or closed (`action`),
+    from a process not yet joined to it; their names."""
     import ray
 
     from pkb_ray.engine.node import shared_nodes
 
+    ray.init(address=address, log_to_driver=False, logging_level="ERROR")
     try:
-        ray.init(address=args.address, log_to_driver=False, logging_level="ERROR")
+        return shared_nodes.shared_actor_names() if action == "list" else shared_nodes.close_shared_evaluators()
+    finally:
+        ray.shutdown()
+
+
+def _nodes(args: argparse.Namespace) -> int:
+    try:
+        names = on_cluster(args.address, args.action)
     except (ConnectionError, RuntimeError) as exc:
         print(f"pkb nodes: no Ray cluster at {args.address!r}: {exc}")
         return 2
-    try:
-        names = shared_nodes.shared_actor_names() if args.action == "list" \
-            else shared_nodes.close_shared_evaluators()
-    finally:
-        ray.shutdown()
     verb = "alive" if args.action == "list" else "closed"
     print(f"{len(names)} shared node actor(s) {verb}" + "".join(f"\n  {n}" for n in names))
     return 0
