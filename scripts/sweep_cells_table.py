@@ -5,9 +5,9 @@
 Reads each sweep's journal.jsonl through the store (each cell's latest record, as `pkb
 report` does) and prints a markdown table per world size: status, speedup with its 95%
 interval, roofline fraction, reference and candidate ms, the timing's mode and flags, then the
-geomean of the correct
-speedups and the cells below 1.0x. The leaderboard shows the best speedup per problem; this
-shows each cell's evidence, which a reader of published numbers checks.
+geomean of the correct speedups and the cells below 1.0x. The leaderboard shows the best
+speedup per problem; this shows each cell's evidence, which a reader of published numbers
+checks.
 """
 
 from __future__ import annotations
@@ -22,15 +22,17 @@ from pkb_ray.store import current_records, read_journal
 
 def row(rec: CellResult) -> dict:
     ev = rec.evaluation
-    timing = ev.timing if ev is not None else None
-    return {"problem": rec.key.problem, "category": rec.category, "model": rec.key.model,
-            "world_size": rec.world_size or (ev.world_size if ev is not None else None),
-            "status": rec.status.value, "correct": bool(ev is not None and ev.correct),
-            "speedup": ev.speedup if ev else None, "lo": ev.speedup_ci_low if ev else None,
-            "hi": ev.speedup_ci_high if ev else None, "roofline": ev.roofline_fraction if ev else None,
-            "reference_ms": ev.reference_ms if ev else None, "candidate_ms": ev.candidate_ms if ev else None,
-            "gated": timing.gated if timing is not None else None, "co_tenancy": ev.co_tenancy if ev else None,
-            "flags": [f for f in (ev.flags if ev else []) if f in ("implausible", "launch_bound", "timed_ungated")]}
+    out = {"problem": rec.key.problem, "category": rec.category, "model": rec.key.model,
+           "world_size": rec.world_size or (ev.world_size if ev is not None else None),
+           "status": rec.status.value, "correct": False, "speedup": None, "lo": None, "hi": None,
+           "roofline": None, "reference_ms": None, "candidate_ms": None, "gated": None, "co_tenancy": None,
+           "flags": []}
+    if ev is not None:
+        out.update(correct=bool(ev.correct), speedup=ev.speedup, lo=ev.speedup_ci_low, hi=ev.speedup_ci_high,
+                   roofline=ev.roofline_fraction, reference_ms=ev.reference_ms, candidate_ms=ev.candidate_ms,
+                   gated=ev.timing.gated if ev.timing is not None else None, co_tenancy=ev.co_tenancy,
+                   flags=[f for f in ev.flags if f in ("implausible", "launch_bound", "timed_ungated")])
+    return out
 
 
 def fmt(x, spec: str) -> str:
