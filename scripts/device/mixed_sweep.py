@@ -164,10 +164,10 @@ def main() -> int:
 
     from ray.cluster_utils import Cluster
 
-    head = {"num_cpus": max(8, os.cpu_count() or 1)}
-    if not cuda:
-        head["num_gpus"] = 4  # fake GPU resources: the GPU-group path, ranks on CPU
     node_gpus = node_gpu_count(cuda)
+    # Cluster.add_node defaults num_gpus to 0 (ray.cluster_utils), so the node's GPUs are named
+    # here; on cpu they are fake resources: the GPU-group path, ranks on CPU.
+    head = {"num_cpus": max(8, os.cpu_count() or 1), "num_gpus": node_gpus}
     cluster = Cluster(initialize_head=True, head_node_args=head)
     share = args.sharing == "shared"
     groups = node_gpus // args.world_size if share else 2 * (args.node_gpus // args.world_size)
