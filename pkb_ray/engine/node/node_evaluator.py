@@ -176,6 +176,11 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
         if not nodes:
             raise RuntimeError(f"no alive node has >= {world_size} GPUs "
                                f"(GPU nodes: {gpu_nodes_in_cluster()})")
+        if share:
+            # Before starting any: a sweep refused on one node must not leave the shared
+            # actors it started on others behind, holding those nodes for its settings.
+            shared_nodes.check_alike(shared_nodes.running(nodes), device, exclusive, HARNESS_VERSION,
+                                     ready_timeout_s)
         for n in nodes:
             if share:
                 actors.append(shared_nodes.start_shared(cls, n, device, load_problem, exclusive, ADMIN_THREADS))

@@ -53,6 +53,19 @@ def start_shared(cls: Any, node: dict[str, Any], device: str, load_problem: str,
     ).remote(device, load_problem, exclusive)
 
 
+def running(nodes: list[dict[str, Any]]) -> list[Any]:
+    """The shared actors already alive on `nodes` (none started here)."""
+    import ray
+
+    found = []
+    for node in nodes:
+        try:
+            found.append(ray.get_actor(shared_name(node["node_id"]), namespace=NAMESPACE))
+        except ValueError:  # Ray's "no such actor"
+            continue
+    return found
+
+
 def check_alike(actors: list[Any], device: str, exclusive: bool, harness_version: str,
                 timeout_s: float) -> None:
     """Raise where a shared actor was started for other settings than this sweep's: its
