@@ -177,14 +177,9 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
             raise RuntimeError(f"no alive node has >= {world_size} GPUs "
                                f"(GPU nodes: {gpu_nodes_in_cluster()})")
         if share:
-            # Before starting any: a sweep refused on one node must not leave the shared
-            # actors it started on others behind, holding those nodes for its settings.
-            shared_nodes.check_alike(shared_nodes.running(nodes), device, exclusive, HARNESS_VERSION,
-                                     ready_timeout_s)
+            return shared_nodes.start_all(cls, nodes, device, load_problem, exclusive, ADMIN_THREADS,
+                                          HARNESS_VERSION, ready_timeout_s)
         for n in nodes:
-            if share:
-                actors.append(shared_nodes.start_shared(cls, n, device, load_problem, exclusive, ADMIN_THREADS))
-                continue
             held = min(n["gpus"], node_gpus) if node_gpus else n["gpus"]
             part = {"whole_node": False} if held < n["gpus"] else {}  # default kwargs for other classes
             bundle = {"GPU": float(held), "CPU": 1.0}
@@ -203,6 +198,4 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
     else:
         raise ValueError(f"placement must be auto, gpu_node or cpu, got {placement!r}")
     ray.get([a.fingerprint.remote() for a in actors], timeout=ready_timeout_s)
-    if share and placement == "gpu_node":
-        shared_nodes.check_alike(actors, device, exclusive, HARNESS_VERSION, ready_timeout_s)
     return actors
