@@ -5,9 +5,11 @@ another sweep's private actor) leaves behind: nothing that holds a node."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -63,33 +65,59 @@ PRIVATE_SWEEP = ("import sys, ray\n"
                  "sys.stdin.read()\n")
 
 
-def _gpus_free(n: int, within_s: float) -> bool:
-    deadline = time.monotonic() + within_s
-    while ray.available_resources().get("GPU", 0) < n and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return ray.available_resources().get("GPU", 0) >= n
+SHARED_SWEEP = ("import sys, ray\n"
+                "ray.init(address=sys.argv[1], log_to_driver=False)\n"
+                "from pkb_ray.engine import start_node_evaluators\n"
+                "print('waiting', flush=True)\n"
+                "start_node_evaluators('cpu', world_size=2, placement='gpu_node', share=True)\n")
+
+
+def _run(code: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))}
+    return subprocess.Popen([sys.executable, "-c", code, ray.get_runtime_context().gcs_address],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=REPO)
+
+
+@contextmanager
+def _node_held_by_a_private_sweep():
+    """The node's GPUs held by another sweep's own actor (share_nodes=false) for the block;
+    once it has ended, no shared actor may be left to take them."""
+    from pkb_ray.engine import close_shared_evaluators
+    from pkb_ray.engine.node.shared_nodes import shared_actor_names
+
+    private = _run(PRIVATE_SWEEP)
+    try:
+        assert private.stdout.readline().strip() == "holding", private.stderr.read()[-3000:]
+        yield
+    finally:
+        private.communicate("", timeout=120)
+    try:
+        deadline = time.monotonic() + 30
+        while ray.available_resources().get("GPU", 0) < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(5)  # a pending shared actor would have taken them by now
+        assert shared_actor_names() == []
+        assert ray.available_resources().get("GPU", 0) == 4
+    finally:
+        close_shared_evaluators()
 
 
 def test_a_shared_start_that_timed_out_leaves_no_actor_to_take_the_node_later():
-    """A sweep without share_nodes holds the node; a shared sweep's start times out. Once
-    the first sweep ends, no shared actor that no sweep uses may take the node."""
-    from pkb_ray.engine import close_shared_evaluators, start_node_evaluators
-    from pkb_ray.engine.node.shared_nodes import SharedNodeUnavailable, shared_actor_names
+    from pkb_ray.engine import start_node_evaluators
+    from pkb_ray.engine.node.shared_nodes import SharedNodeUnavailable
 
-    with fake_gpu_ray(4):
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))}
-        private = subprocess.Popen([sys.executable, "-c", PRIVATE_SWEEP, ray.get_runtime_context().gcs_address],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
-        try:
-            assert private.stdout.readline().strip() == "holding"
-            with pytest.raises(SharedNodeUnavailable, match="did not start within 5 s"):
-                start_node_evaluators("cpu", world_size=2, placement="gpu_node", share=True, ready_timeout_s=5)
-        finally:
-            private.communicate("", timeout=120)
-        try:
-            assert _gpus_free(4, 30), "the private sweep's GPUs did not come back"
-            time.sleep(5)  # a pending shared actor would have taken them by now
-            assert shared_actor_names() == []
-            assert ray.available_resources().get("GPU", 0) == 4
-        finally:
-            close_shared_evaluators()
+    with fake_gpu_ray(4), _node_held_by_a_private_sweep():
+        with pytest.raises(SharedNodeUnavailable, match="did not start within 5 s"):
+            start_node_evaluators("cpu", world_size=2, placement="gpu_node", share=True, ready_timeout_s=5)
+
+
+def test_a_shared_start_interrupted_while_waiting_leaves_no_actor_behind():
+    """Ctrl-C on a sweep that waits for its node (up to ready_timeout_s: minutes)."""
+    with fake_gpu_ray(4), _node_held_by_a_private_sweep():
+        shared = _run(SHARED_SWEEP)
+        assert shared.stdout.readline().strip() == "waiting", shared.stderr.read()[-3000:]
+        time.sleep(5)  # asked for its actor, waiting for it
+        shared.send_signal(signal.SIGINT)
+        _, err = shared.communicate(timeout=120)
+        assert "KeyboardInterrupt" in err, err[-3000:]

@@ -73,11 +73,13 @@ def start_all(cls: Any, nodes: list[dict[str, Any]], device: str, load_problem: 
     check_alike(list(found.values()), device, exclusive, harness_version, timeout_s)
     actors = [start_shared(cls, n, device, load_problem, exclusive, admin_threads) for n in nodes]
     refs = [a.fingerprint.remote() for a in actors]
-    _, late = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+    try:
+        _, late = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+    except BaseException:  # Ctrl-C on a sweep that waits for its nodes
+        _end_pending(nodes, actors, refs, found)
+        raise
     if late:
-        for n, actor, ref in zip(nodes, actors, refs):
-            if ref in late and n["node_id"] not in found:
-                ray.kill(actor, no_restart=True)
+        _end_pending(nodes, actors, refs, found)
         names = [shared_name(n["node_id"]) for n, ref in zip(nodes, refs) if ref in late]
         raise SharedNodeUnavailable(
             f"the shared node actor(s) {names} did not start within {timeout_s:.0f} s: another sweep's "
@@ -88,6 +90,18 @@ def start_all(cls: Any, nodes: list[dict[str, Any]], device: str, load_problem: 
         raise SharedNodeUnavailable(f"a shared node actor ended while starting: {exc}") from exc
     check_alike(actors, device, exclusive, harness_version, timeout_s)
     return actors
+
+
+def _end_pending(nodes: list[dict[str, Any]], actors: list[Any], refs: list[Any], found: dict[str, Any]) -> None:
+    """End the actors this caller started that are not up yet: none has run anything, and
+    left pending each would take its node later for no sweep. A running one (another
+    sweep's, found before) stays."""
+    import ray
+
+    _, late = ray.wait(refs, num_returns=len(refs), timeout=0)
+    for n, actor, ref in zip(nodes, actors, refs):
+        if ref in late and n["node_id"] not in found:
+            ray.kill(actor, no_restart=True)
 
 
 def _running(node: dict[str, Any]) -> Any:
