@@ -159,6 +159,8 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
       detached, holding the whole node), started by the first sweep that asks; every sweep
       with `share` evaluates on it, its groups going to whichever sweep's work is ready.
       Whoever owns the cluster closes it (shared_nodes.close_shared_evaluators), not a sweep.
+      Raises SharedNodeMismatch (other settings) or SharedNodeUnavailable (not up within
+      ready_timeout_s), leaving no actor of its own behind.
     placement "cpu": `cpu_evaluators` actors with num_cpus=1 (each runs world_size ranks).
     placement "auto": gpu_node for device cuda, else cpu.
     evaluator_class: the actor class (default NodeEvaluator; scripts/bench_cluster.py passes
