@@ -38,6 +38,15 @@ from pkb_ray.engine.version import HARNESS_VERSION
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4
+ADMIN_THREADS = 4
+"""Threads beyond the groups' for the calls a busy node must still answer (the driver's
+ping after a lost evaluation, info, close)."""
+ADMIN = "admin"
+"""Their Ray concurrency group: max_concurrency is one pool, which evaluations waiting for a
+group fill once more are handed than it holds (a shared actor's ninth sweep at world size 1)."""
+RAY_OPTIONS = {"max_restarts": MAX_RESTARTS, "max_task_retries": 0, "concurrency_groups": {ADMIN: ADMIN_THREADS}}
+"""The actor class's options, for subclasses too (scripts/bench_cluster.py): Ray refuses a
+method of a group its class does not declare."""
 
 
 class _NodeEvaluator:
@@ -68,6 +77,7 @@ class _NodeEvaluator:
         """Each group's judges, kept across candidates (one node per group and settings)."""
         self._fingerprint = hardware.fingerprint(device, self.node_gpus)
 
+    @ray.method(concurrency_group=ADMIN)
     def slots(self, world_size: int) -> int:
         """How many evaluations of `world_size` this node runs at once (the driver hands it
         that many)."""
@@ -91,12 +101,14 @@ class _NodeEvaluator:
 
             return tool(evaluate_here, lease.gpus or None, *args)
 
+    @ray.method(concurrency_group=ADMIN)
     def close(self) -> None:
         """Stop the judges and every sandbox, and remove this node's run root (the sweep
         calls it at its end; Ray then ends the actor without its exit handlers)."""
         self.judges.close()
         close_run_root()
 
+    @ray.method(concurrency_group=ADMIN)
     def fingerprint(self) -> str:
         return self._fingerprint
 
@@ -105,6 +117,7 @@ class _NodeEvaluator:
         rank process when absent, so this actor stays CUDA-free); None on cpu."""
         return node_profile(self.device, cache_dir, self.node_gpus)
 
+    @ray.method(concurrency_group=ADMIN)
     def info(self) -> dict[str, Any]:
         gpus = ",".join(map(str, self.node_gpus)) if self.node_gpus is not None else None
         return {"device": self.device, "cuda_visible_devices": gpus,
@@ -115,7 +128,7 @@ class _NodeEvaluator:
                 "node_id": ray.get_runtime_context().get_node_id(), "scrubbed": self.scrubbed}
 
 
-NodeEvaluator = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=0)(_NodeEvaluator)
+NodeEvaluator = ray.remote(**RAY_OPTIONS)(_NodeEvaluator)
 """The Ray actor class (see `start_node_evaluators` for how it is placed)."""
 
 
@@ -132,11 +145,6 @@ def gpu_nodes_in_cluster() -> list[dict[str, Any]]:
             nodes.append({"node_id": n["NodeID"], "address": n.get("NodeManagerAddress", ""), "gpus": gpus,
                           "gpu_type": kind})
     return sorted(nodes, key=lambda d: (d["address"], d["node_id"]))
-
-
-ADMIN_THREADS = 4
-"""Threads beyond the groups' for the calls a busy node must still answer (the driver's
-ping after a lost evaluation, info, close)."""
 
 
 def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
