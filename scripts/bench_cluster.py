@@ -56,7 +56,7 @@ def simulated_evaluator(time_scale: float):
     one. Defined here and shipped to the actors by value."""
     import ray
 
-    from pkb_ray.engine.node.node_evaluator import MAX_RESTARTS, _NodeEvaluator
+    from pkb_ray.engine.node.node_evaluator import RAY_OPTIONS, _NodeEvaluator
     from pkb_ray.engine.version import HARNESS_VERSION
     from pkb_ray.records import EvalResult
 
@@ -79,7 +79,7 @@ def simulated_evaluator(time_scale: float):
                 evidence={"simulated": True, "start": start, "end": end,
                           "node": ray.get_runtime_context().get_node_id()})
 
-    return ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=0)(SimulatedNodeEvaluator)
+    return ray.remote(**RAY_OPTIONS)(SimulatedNodeEvaluator)
 
 
 def sim_models(n: int):

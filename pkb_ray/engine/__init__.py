@@ -42,6 +42,7 @@ __all__ = [
     "EvalRequest",
     "NodeEvaluator",
     "SharedNodeMismatch",
+    "SharedNodeUnavailable",
     "close_shared_evaluators",
     "evaluate",
     "evaluator_lost",
@@ -62,6 +63,7 @@ _LAZY = {
     "start_node_evaluators": "pkb_ray.engine.node.node_evaluator",
     "close_shared_evaluators": "pkb_ray.engine.node.shared_nodes",
     "SharedNodeMismatch": "pkb_ray.engine.node.shared_nodes",
+    "SharedNodeUnavailable": "pkb_ray.engine.node.shared_nodes",
     "gpu_nodes_in_cluster": "pkb_ray.engine.node.node_evaluator",
 }
 

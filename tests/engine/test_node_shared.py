@@ -129,3 +129,18 @@ def test_pkb_nodes_lists_and_closes_the_shared_actors(ray_4_fake_gpus):
         time.sleep(0.2)
     assert ray.available_resources().get("GPU", 0) == 4
     assert "0 shared node actor(s) alive" in pkb("list")
+
+
+def test_a_node_full_of_waiting_calls_still_answers_its_admin_calls(ray_4_fake_gpus):
+    """More calls than the actor has threads for its groups (CALLERS sweeps' at world size 1,
+    and one sweep more): a starting sweep's slots and info and a ping (fingerprint) are still
+    answered at once (ADMIN_THREADS), not queued behind calls that wait for a group."""
+    from pkb_ray.engine.node.shared_nodes import CALLERS
+
+    actor = _sweep_evaluator()
+    waiting = [actor.run_tool.remote(4, hold, 60.0) for _ in range(4 * CALLERS + 4)]
+    time.sleep(3)  # every thread for groups taken: one holds the node, the rest wait
+    assert ray.get(actor.slots.remote(2), timeout=10) == 2
+    assert ray.get(actor.info.remote(), timeout=10)["gpus"] == [0, 1, 2, 3]
+    assert ray.get(actor.fingerprint.remote(), timeout=10)
+    del waiting  # their results go unread; close_shared_evaluators ends them with the actor

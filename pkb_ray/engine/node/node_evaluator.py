@@ -38,6 +38,15 @@ from pkb_ray.engine.version import HARNESS_VERSION
 from pkb_ray.records import EvalResult
 
 MAX_RESTARTS = 4
+ADMIN_THREADS = 4
+"""Threads beyond the groups' for the calls a busy node must still answer (the driver's
+ping after a lost evaluation, info, close)."""
+ADMIN = "admin"
+"""Their Ray concurrency group: max_concurrency is one pool, which evaluations waiting for a
+group fill once more are handed than it holds (a shared actor's ninth sweep at world size 1)."""
+RAY_OPTIONS = {"max_restarts": MAX_RESTARTS, "max_task_retries": 0, "concurrency_groups": {ADMIN: ADMIN_THREADS}}
+"""The actor class's options, for subclasses too (scripts/bench_cluster.py): Ray refuses a
+method of a group its class does not declare."""
 
 
 class _NodeEvaluator:
@@ -68,6 +77,7 @@ class _NodeEvaluator:
         """Each group's judges, kept across candidates (one node per group and settings)."""
         self._fingerprint = hardware.fingerprint(device, self.node_gpus)
 
+    @ray.method(concurrency_group=ADMIN)
     def slots(self, world_size: int) -> int:
         """How many evaluations of `world_size` this node runs at once (the driver hands it
         that many)."""
@@ -91,12 +101,14 @@ class _NodeEvaluator:
 
             return tool(evaluate_here, lease.gpus or None, *args)
 
+    @ray.method(concurrency_group=ADMIN)
     def close(self) -> None:
         """Stop the judges and every sandbox, and remove this node's run root (the sweep
         calls it at its end; Ray then ends the actor without its exit handlers)."""
         self.judges.close()
         close_run_root()
 
+    @ray.method(concurrency_group=ADMIN)
     def fingerprint(self) -> str:
         return self._fingerprint
 
@@ -105,6 +117,7 @@ class _NodeEvaluator:
         rank process when absent, so this actor stays CUDA-free); None on cpu."""
         return node_profile(self.device, cache_dir, self.node_gpus)
 
+    @ray.method(concurrency_group=ADMIN)
     def info(self) -> dict[str, Any]:
         gpus = ",".join(map(str, self.node_gpus)) if self.node_gpus is not None else None
         return {"device": self.device, "cuda_visible_devices": gpus,
@@ -115,7 +128,7 @@ class _NodeEvaluator:
                 "node_id": ray.get_runtime_context().get_node_id(), "scrubbed": self.scrubbed}
 
 
-NodeEvaluator = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=0)(_NodeEvaluator)
+NodeEvaluator = ray.remote(**RAY_OPTIONS)(_NodeEvaluator)
 """The Ray actor class (see `start_node_evaluators` for how it is placed)."""
 
 
@@ -132,11 +145,6 @@ def gpu_nodes_in_cluster() -> list[dict[str, Any]]:
             nodes.append({"node_id": n["NodeID"], "address": n.get("NodeManagerAddress", ""), "gpus": gpus,
                           "gpu_type": kind})
     return sorted(nodes, key=lambda d: (d["address"], d["node_id"]))
-
-
-ADMIN_THREADS = 4
-"""Threads beyond the groups' for the calls a busy node must still answer (the driver's
-ping after a lost evaluation, info, close)."""
 
 
 def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
@@ -159,6 +167,8 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
       detached, holding the whole node), started by the first sweep that asks; every sweep
       with `share` evaluates on it, its groups going to whichever sweep's work is ready.
       Whoever owns the cluster closes it (shared_nodes.close_shared_evaluators), not a sweep.
+      Raises SharedNodeMismatch (other settings) or SharedNodeUnavailable (not up within
+      ready_timeout_s), leaving no actor of its own behind.
     placement "cpu": `cpu_evaluators` actors with num_cpus=1 (each runs world_size ranks).
     placement "auto": gpu_node for device cuda, else cpu.
     evaluator_class: the actor class (default NodeEvaluator; scripts/bench_cluster.py passes
@@ -176,10 +186,10 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
         if not nodes:
             raise RuntimeError(f"no alive node has >= {world_size} GPUs "
                                f"(GPU nodes: {gpu_nodes_in_cluster()})")
+        if share:
+            return shared_nodes.start_all(cls, nodes, device, load_problem, exclusive, ADMIN_THREADS,
+                                          HARNESS_VERSION, ready_timeout_s)
         for n in nodes:
-            if share:
-                actors.append(shared_nodes.start_shared(cls, n, device, load_problem, exclusive, ADMIN_THREADS))
-                continue
             held = min(n["gpus"], node_gpus) if node_gpus else n["gpus"]
             part = {"whole_node": False} if held < n["gpus"] else {}  # default kwargs for other classes
             bundle = {"GPU": float(held), "CPU": 1.0}
@@ -198,6 +208,4 @@ def start_node_evaluators(device: str, world_size: int, placement: str = "auto",
     else:
         raise ValueError(f"placement must be auto, gpu_node or cpu, got {placement!r}")
     ray.get([a.fingerprint.remote() for a in actors], timeout=ready_timeout_s)
-    if share and placement == "gpu_node":
-        shared_nodes.check_alike(actors, device, exclusive, HARNESS_VERSION, ready_timeout_s)
     return actors

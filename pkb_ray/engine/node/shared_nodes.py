@@ -35,6 +35,11 @@ class SharedNodeMismatch(RuntimeError):
     """A node's shared actor runs other settings than the caller asks for."""
 
 
+class SharedNodeUnavailable(SharedNodeMismatch):
+    """A node's shared actor did not come up in time (its GPUs held by a sweep of its own
+    actors): a sweep is refused for it as for a mismatch, with what to do."""
+
+
 def shared_name(node_id: str) -> str:
     return PREFIX + node_id
 
@@ -53,6 +58,62 @@ def start_shared(cls: Any, node: dict[str, Any], device: str, load_problem: str,
     ).remote(device, load_problem, exclusive)
 
 
+def start_all(cls: Any, nodes: list[dict[str, Any]], device: str, load_problem: str, exclusive: bool,
+              admin_threads: int, harness_version: str, timeout_s: float) -> list[Any]:
+    """Each node's shared actor, the running one or a new one, up and of these settings.
+
+    The running ones are checked before any is started: a sweep refused on one node must
+    not leave new actors on the others, holding those nodes for its settings. A new one
+    that is not up within timeout_s (Ray cannot place it: another sweep's own actor holds
+    GPUs of its node) is ended: left pending, it would take the node once that sweep ends
+    and hold it for no sweep."""
+    import ray
+
+    found = {n["node_id"]: a for n in nodes if (a := _running(n)) is not None}
+    check_alike(list(found.values()), device, exclusive, harness_version, timeout_s)
+    actors = [start_shared(cls, n, device, load_problem, exclusive, admin_threads) for n in nodes]
+    refs = [a.fingerprint.remote() for a in actors]
+    try:
+        _, late = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+    except BaseException:  # Ctrl-C on a sweep that waits for its nodes
+        _end_pending(nodes, actors, refs, found)
+        raise
+    if late:
+        _end_pending(nodes, actors, refs, found)
+        names = [shared_name(n["node_id"]) for n, ref in zip(nodes, refs) if ref in late]
+        raise SharedNodeUnavailable(
+            f"the shared node actor(s) {names} did not start within {timeout_s:.0f} s: another sweep's "
+            "own node actors (cluster.share_nodes=false) hold GPUs of the node; run once it ends")
+    try:
+        ray.get(refs)
+    except ray.exceptions.RayActorError as exc:
+        raise SharedNodeUnavailable(f"a shared node actor ended while starting: {exc}") from exc
+    check_alike(actors, device, exclusive, harness_version, timeout_s)
+    return actors
+
+
+def _end_pending(nodes: list[dict[str, Any]], actors: list[Any], refs: list[Any], found: dict[str, Any]) -> None:
+    """End the actors this caller started that are not up yet: none has run anything, and
+    left pending each would take its node later for no sweep. A running one (another
+    sweep's, found before) stays."""
+    import ray
+
+    _, late = ray.wait(refs, num_returns=len(refs), timeout=0)
+    for n, actor, ref in zip(nodes, actors, refs):
+        if ref in late and n["node_id"] not in found:
+            ray.kill(actor, no_restart=True)
+
+
+def _running(node: dict[str, Any]) -> Any:
+    """The node's shared actor where one runs (none is started here), else None."""
+    import ray
+
+    try:
+        return ray.get_actor(shared_name(node["node_id"]), namespace=NAMESPACE)
+    except ValueError:  # Ray's "no such actor"
+        return None
+
+
 def check_alike(actors: list[Any], device: str, exclusive: bool, harness_version: str,
                 timeout_s: float) -> None:
     """Raise where a shared actor was started for other settings than this sweep's: its
@@ -60,7 +121,10 @@ def check_alike(actors: list[Any], device: str, exclusive: bool, harness_version
     import ray
 
     for actor in actors:
-        info = ray.get(actor.info.remote(), timeout=timeout_s)
+        try:
+            info = ray.get(actor.info.remote(), timeout=timeout_s)
+        except ray.exceptions.GetTimeoutError as exc:  # another sweep's, still waiting for its node
+            raise SharedNodeUnavailable(f"a shared node actor did not answer within {timeout_s:.0f} s") from exc
         theirs = {"device": info.get("device"), "exclusive": info.get("exclusive"),
                   "harness_version": info.get("harness_version", harness_version)}
         mine = {"device": device, "exclusive": exclusive, "harness_version": harness_version}
