@@ -99,7 +99,7 @@ def run_once(args, root: Path, overrides: list[str], evaluator_class=None, model
     from pkb_ray.driver.checks import Refused
 
     if models is not None:
-        sweep_mod.sweep_models = lambda cfg: models  # the bench's 40 pseudo-models
+        sweep_mod.sweep_models = lambda cfg, require_keys=True: models  # the bench's 40 pseudo-models
     t0 = time.perf_counter()
     sweep = sweep_mod.Sweep(compose_config(overrides))
     sweep.evaluator_class = evaluator_class
