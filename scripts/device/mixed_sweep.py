@@ -35,8 +35,8 @@ Checked (exit 1 when one fails):
     (a static share records None: it cannot see the other sweep's work).
 
 GPU-slot utilisation, from the journals: the seconds the GPU groups were held by an
-evaluation (a zero-shot cell's `evaluation.node_seconds`, timed inside the group's lease) or a tool call (a `tool_result`'s `wall_s`, timed inside `run_tool`'s lease), summed,
-over the mixed sweep's wall time W (both sweeps launched -> the last one exits, the kill and
+evaluation (a zero-shot cell's `evaluation.node_seconds`, timed inside the group's lease) or a
+tool call (a `tool_result`'s `wall_s`, timed inside `run_tool`'s lease), summed, over the mixed sweep's wall time W (both sweeps launched -> the last one exits, the kill and
 the re-run's start included). Tool calls cut short by the kill count as not held (their work
 was lost; on the shared actor such a call runs to its end, unread, holding its group). The
 mixed figure is the held seconds over (groups x W), groups: the node's GPUs over the world
