@@ -34,16 +34,17 @@ Checked (exit 1 when one fails):
   - shared: every zero-shot evaluation and every tools submission records its co_tenancy
     (a static share records None: it cannot see the other sweep's work).
 
-GPU-slot utilisation, from the journals: the seconds the GPU groups were held by an
-evaluation (a zero-shot cell's `evaluation.node_seconds`, timed inside the group's lease) or a
-tool call (a `tool_result`'s `wall_s`, timed inside `run_tool`'s lease), summed, over the mixed sweep's wall time W (both sweeps launched -> the last one exits, the kill and
-the re-run's start included). Tool calls cut short by the kill count as not held (their work
-was lost; on the shared actor such a call runs to its end, unread, holding its group). The
-mixed figure is the held seconds over (groups x W), groups: the node's GPUs over the world
-size (shared), or one per sweep (static); per kind, the mean number of groups it held
-(held seconds over W). Which groups each kind's results ran on is listed too. On cuda,
-nvidia-smi's utilization.gpu every 200 ms per GPU as well (fraction of samples above 0):
-busy, a different thing from held. Writes mixed_sweep_<device>.json to --out.
+GPU-slot utilisation, from the journals: the seconds the GPU groups were held by an evaluation
+(a zero-shot cell's `evaluation.node_seconds`, timed inside the group's lease) or a tool call
+(a `tool_result`'s `wall_s`, timed inside `run_tool`'s lease), summed, over the mixed sweep's
+wall time W (both sweeps launched -> the last one exits, the kill and the re-run's start
+included). Tool calls cut short by the kill count as not held (their work was lost; on the
+shared actor such a call runs to its end, unread, holding its group). The mixed figure is the
+held seconds over (groups x W), groups: the node's GPUs over the world size (shared), or one
+per sweep (static); per kind, the mean number of groups it held (held seconds over W). Which
+groups each kind's results ran on is listed too. On cuda, nvidia-smi's utilization.gpu every
+200 ms per GPU as well (fraction of samples above 0): busy, a different thing from held. Writes
+mixed_sweep_<device>.json to --out.
 """
 
 from __future__ import annotations
