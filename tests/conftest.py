@@ -10,10 +10,16 @@ Quarantine: a test marked `quarantine(reason)` still runs, and its result is rep
 AssertionError in it is reported as xfailed with the reason instead of failing the suite.
 Any other exception still fails it. Quarantine a test only for a nondeterminism that lies
 in the code under test and that the reason names; fix everything else.
+
+GPU groups: with PKB_TEST_GPU_GROUPS="0,1;2,3" and pytest-xdist's `-n 2`, each worker sees
+its own GPUs (worker k takes group k as its CUDA_VISIBLE_DEVICES), so the GPU suite runs
+on a node's GPU pairs side by side (scripts/device/pytest_gpu.sh) as a sweep's GPU groups
+do. Without xdist, or without the variable, nothing changes.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -21,7 +27,21 @@ import pytest
 SLOW = "slow"
 
 
+def _pin_worker_gpus() -> None:
+    groups = [g.strip() for g in os.environ.get("PKB_TEST_GPU_GROUPS", "").split(";") if g.strip()]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
+    if not groups or not worker.startswith("gw"):
+        return
+    k = int(worker[2:])
+    if k >= len(groups):
+        raise pytest.UsageError(f"xdist worker {worker} has no GPU group: PKB_TEST_GPU_GROUPS names "
+                                f"{len(groups)} ({os.environ['PKB_TEST_GPU_GROUPS']!r}); run -n {len(groups)}")
+    # before any test module counts or opens a GPU: the engine reads it as this process's GPUs
+    os.environ["CUDA_VISIBLE_DEVICES"] = groups[k]
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _pin_worker_gpus()
     config._pkb_tiers = {"fast": [0, None, None], "slow": [0, None, None]}  # count, start, end
 
 

@@ -73,14 +73,20 @@ def test_bound_attacks_at_world_size_2(name, bound, env, cache_dir, monkeypatch)
 def _sandbox_processes() -> list[str]:
     """Processes of the sandbox's user outside the sandboxes the node keeps started ahead
     of their candidates (none where candidates run as this user: then the cgroup tests on
-    CPU stand for this check)."""
+    CPU stand for this check). Where this process has a run group, only the processes in it
+    count: every sandbox this process starts lies under it and no process of a sandbox can
+    leave it, while the GPU suite's other xdist worker (scripts/device/pytest_gpu.sh) runs
+    sandboxes of its own as the same user at the same time."""
     from pkb_ray.engine.judge.freezer import children
+    from pkb_ray.engine.launch import bounds
     from pkb_ray.engine.node.evaluation import LOCAL
 
     try:
         uid = pwd.getpwnam("pkb-sandbox").pw_uid
     except KeyError:
         return []
+    group = bounds.run_group().group
+    ours = group.pids() if group.paths else None
     ahead = [sb.proc.popen.pid for node in LOCAL.nodes() for sb in node.sandboxes_ahead()]
     kept: set[int] = set()
     while ahead:
@@ -91,7 +97,8 @@ def _sandbox_processes() -> list[str]:
     found = []
     for pid in os.listdir("/proc"):
         try:
-            if pid.isdigit() and int(pid) not in kept and os.stat(f"/proc/{pid}").st_uid == uid:
+            if (pid.isdigit() and int(pid) not in kept and os.stat(f"/proc/{pid}").st_uid == uid
+                    and (ours is None or int(pid) in ours)):
                 found.append(pid)
         except OSError:
             pass

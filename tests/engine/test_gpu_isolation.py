@@ -82,14 +82,17 @@ def _gpu_count() -> int:
 @pytest.mark.skipif(_gpu_count() < 2 or not shutil.which("bwrap"), reason="needs 2+ GPUs and bubblewrap")
 def test_gpu_isolation_gpu(cache_dir):
     """The neighbour attack (adversarial/gpu/reaches_neighbour.py) at world size 1 on the
-    node's last GPU, in a bubblewrap sandbox: every way it tries sees that one GPU."""
+    last GPU this process may use, in a bubblewrap sandbox: every way it tries sees that one GPU."""
     from pkb_ray.config.schema import EvalConfig
     from pkb_ray.engine import EvalRequest, evaluate
     from pkb_ray.problems.includes import read_candidate_file
 
     from .conftest import HERE
 
-    last = _gpu_count() - 1
+    from pkb_ray.engine.launch.gpus import visible_gpus
+
+    # this process's last GPU (the node's, unless the suite's xdist worker holds a group)
+    last = (visible_gpus() or tuple(range(_gpu_count())))[-1]
     src = read_candidate_file(HERE / "adversarial" / "gpu" / "reaches_neighbour.py", root=HERE)
     res = evaluate(EvalRequest(problem_id="allreduce", problems_source="builtin", candidate_source=src,
                                device="cuda", size="small",
