@@ -49,28 +49,8 @@ def _tier(item: pytest.Item) -> str:
     return SLOW if item.get_closest_marker(SLOW) is not None else "fast"
 
 
-WORLD_SIZE_1_GPU_FILES = ("test_gpu_ws1.py", "test_gpu_ws1_attacks.py")
-WORLD_SIZE_1_GPU_TESTS = ("test_gpu_isolation.py::test_gpu_isolation_gpu",)
-
-
-def _spread_over_gpu_groups(items: list[pytest.Item]) -> None:
-    """The world-size-1 GPU tests as one xdist group, queued first (`--dist loadgroup`): a
-    worker's judges hold one GPU for them and its pair for the rest, and each switch stops
-    and starts its judges (run 2 at a3498db: 193 s, the ws-1 tests interleaved with the
-    others on both workers)."""
-    def ws1(item: pytest.Item) -> bool:
-        return item.path.name in WORLD_SIZE_1_GPU_FILES or item.nodeid.endswith(WORLD_SIZE_1_GPU_TESTS)
-
-    for item in items:
-        if ws1(item):
-            item.add_marker(pytest.mark.xdist_group("world_size_1"))
-    items.sort(key=lambda item: not ws1(item))  # stable
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: _tier(item) == SLOW)  # stable: file order within a tier
-    if os.environ.get("PKB_TEST_GPU_GROUPS"):
-        _spread_over_gpu_groups(items)
     for item in items:
         mark = item.get_closest_marker("quarantine")
         if mark is not None:

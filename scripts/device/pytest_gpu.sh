@@ -9,8 +9,8 @@
 # Why spread: one process takes about 7 minutes for the suite (2026-11-26), and issue 37 asks
 # for three green runs in one device call of at most 10. The GPU image has pytest-xdist;
 # without it (or with fewer than 4 GPUs) a run is one process on every GPU, as before.
-# `--dist loadgroup`: the world-size-1 tests run as one group on one worker (tests/conftest.py
-# says why), every other test goes to whichever worker is free.
+# `--dist worksteal`: a worker that runs out takes queued tests from the other, so the
+# suite's few long tests (50 s) do not leave one pair idle at the end.
 # The runs share one cache (PKB_TEST_CACHE_DIR): the first measures the node's hardware
 # profile, compiles the load_inline candidate and calibrates the timing modes, and the
 # others reuse them, as a node's later sweeps do (the compile-error test compiles each run).
@@ -34,7 +34,7 @@ if [ "$gpus" -ge 4 ] && python3 -c "import xdist" 2>/dev/null; then
   groups=""
   for ((g = 0; g + 1 < gpus; g += 2)); do groups+="${groups:+;}$g,$((g + 1))"; done
   export PKB_TEST_GPU_GROUPS=$groups
-  spread=(-n "$((gpus / 2))" --dist loadgroup)
+  spread=(-n "$((gpus / 2))" --dist worksteal)
 fi
 md="$OUT/pytest_gpu.md"
 { echo "# pytest -m gpu, $RUNS runs in a row"
