@@ -152,6 +152,32 @@ def test_trees_round_trip_nested_values():
     assert trees.decode(trees.encode(object(), lambda t: {}, strict=False), lambda p: None) == trees.Unsupported("object")
 
 
+def test_arguments_carry_a_linear_layer_and_a_sparse_matrix_on_their_own_tensors():
+    layer = torch.nn.Linear(4, 3)
+    sparse = torch.sparse_coo_tensor(torch.tensor([[0, 2, 2], [1, 0, 1]]), torch.tensor([1.0, 2.0, 3.0]), (3, 2))
+    leaves = []
+    tree = trees.encode((layer, sparse), lambda t: leaves.append(t.detach().clone()) or {"i": len(leaves) - 1})
+    assert [t.shape for t in trees.tensor_leaves((layer, sparse), args=True)] == [t.shape for t in leaves]
+    back_layer, back_sparse = trees.decode(tree, lambda p: leaves[p["i"]])
+    assert type(back_layer) is torch.nn.Linear and back_layer.weight.requires_grad
+    assert back_layer.weight.data_ptr() == leaves[0].data_ptr()  # the arena's tensor, not a copy
+    x = torch.randn(2, 4)
+    assert torch.equal(back_layer(x), layer(x))
+    assert torch.equal(back_sparse.to_dense(), sparse.to_dense())
+    # an output is checked, never built: a layer there is a value the judge cannot check
+    assert trees.encode(layer, lambda t: {}, strict=False) == {"X": "Linear"}
+    assert trees.tensor_leaves(layer) == []
+
+
+@pytest.mark.parametrize("tree", [{"G": [0, 1]}, {"M": ["Linear", None, None, False]}, {"S": [None, None, [2]]}])
+def test_a_worker_cannot_send_what_only_arguments_hold(tree):
+    with pytest.raises(frames.ProtocolError):
+        trees.check_tree(tree)
+    if "G" in tree:
+        with pytest.raises(frames.ProtocolError):
+            trees.decode(tree, lambda p: None)  # no group maker: the judge's side
+
+
 @pytest.mark.parametrize("tree", [{"Q": 1}, {"L": 3}, {"D": [[1.5, 2]]}, {"T": 1, "L": []}, [1, 2],
                                   {"L": [{"L": [{"L": []}]}] * 1} | {}, "x" * 20000])
 def test_check_tree_refuses_malformed(tree):

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.wire import trees
 from pkb_ray.engine.wire.arena import Arena, Layout
 from pkb_ray.engine.wire.frames import ProtocolError
@@ -91,9 +92,10 @@ def clone(x: Any) -> Any:
     return x
 
 
-def nbytes(x: Any) -> int:
+def nbytes(x: Any, args: bool = False) -> int:
+    """Arena bytes of a value (args: a problem's arguments, trees.tensor_leaves says why)."""
     return sum(t.untyped_storage().nbytes() if t.is_contiguous() else t.numel() * t.element_size()
-               for t in trees.tensor_leaves(x))
+               for t in trees.tensor_leaves(x, args))
 
 
 @dataclass
@@ -108,6 +110,41 @@ class Placed:
 
     def changed_arguments(self) -> int:
         return sum(not _same_bits(v, g) for v, g in self.pairs)
+
+    def not_as_written(self, written: "Written", atol: float, rtol: float) -> str:
+        """'' where every tensor argument is as the reference leaves its own, else why not:
+        bit for bit where it writes nothing, within the tolerance where it writes."""
+        if not written.any:
+            n = self.changed_arguments()
+            return f"the candidate modified {n} of its input tensor(s); inputs must be left as they are" if n else ""
+        bad = 0
+        for (view, gold), after in zip(self.pairs, written.after):
+            if after is None:
+                bad += not _same_bits(view, gold)
+            else:
+                bad += not comparator.compare(view.to(after.device), after, atol, rtol).ok
+        return (f"{bad} of its input tensor(s) differ from what the reference leaves in them (it writes "
+                f"{sum(a is not None for a in written.after)} of them in place)") if bad else ""
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a reference leaves in its own tensor arguments: for each (in place()'s order) its
+    value after the call where the reference wrote it, else None. Upstream PKB references
+    answer in place as well as by returning (21 and 22 clip the gradients they are handed,
+    30 and 73 write into theirs): a candidate must leave the same there."""
+    after: tuple[torch.Tensor | None, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return any(a is not None for a in self.after)
+
+
+def written_by(before: Any, after: Any) -> Written:
+    """What a call that was handed `after` (a clone of `before`) wrote into it."""
+    b, a = trees.tensor_leaves(before, args=True), trees.tensor_leaves(after, args=True)
+    out = tuple(None if _same_bits(x, y) else x.detach().clone() for x, y in zip(a, b))
+    return Written(out if any(t is not None for t in out) else ())
 
 
 def first_changed(placed: list[Placed]) -> int | None:
@@ -173,7 +210,7 @@ def slots_for(expected: Any, arena: Arena, layout: Layout) -> Slots:
     return Slots(descs)
 
 
-def rebuild(tree: Any, slots: Slots, expected: Any, arena: Arena, device: str) -> Any:
+def rebuild(tree: Any, slots: Slots, expected: Any, arena: Arena) -> Any:
     """The candidate's output as the judge sees it: tensors from the arena's slots, never
     from anything the worker claims about values."""
     trees.check_tree(tree)
@@ -196,7 +233,9 @@ def rebuild(tree: Any, slots: Slots, expected: Any, arena: Arena, device: str) -
         if p.get("copied") is not True:
             return trees.Mismatch("that the worker did not hand back")
         view = arena.view(s["off"], trees.dtype_of(s["dtype"]), s["shape"])
-        return view.to(device) if str(view.device) != device else view
+        # on the reference's device: a host output of a CUDA problem (upstream 26 returns
+        # its counts on the CPU) was moved to the GPU here, then refused as on the wrong one
+        return view.to(want) if str(view.device) != want else view
 
     try:
         return trees.decode(tree, tensor)

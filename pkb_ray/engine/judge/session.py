@@ -138,6 +138,9 @@ class Session:
         self.worst = 0.0
         self.calls_fit = 1
         self.stage_back = False
+        self.trial_written: list[inp.Written] = []
+        self.writes_arguments = False
+        """The reference writes into its arguments (inputs.Written): prepare() finds out."""
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -272,10 +275,12 @@ class Session:
                 self.report.flags.append(f"{side.name}_not_frozen")
                 self.report.log += f"{side.name} worker cannot be stopped between halves: {e}\n"
 
-    def reference(self, args: tuple) -> Any:
-        out = self.problem.solution(*inp.clone(args))
+    def reference(self, args: tuple) -> tuple[Any, inp.Written]:
+        """The reference's outputs on `args`, and what it wrote into (a clone of) them."""
+        work = inp.clone(args)
+        out = self.problem.solution(*work)
         self.sync()
-        return inp.clone(out)
+        return inp.clone(out), inp.written_by(args, work)
 
     def make(self) -> tuple:
         seed = self.secrets.input_seed()
@@ -286,8 +291,11 @@ class Session:
         self.problem = self.ctx.problem(self.job.loader, self.req.problems_source, self.req.problem_id)
         self.atol, self.rtol = self.problem.spec.atol, self.problem.spec.rtol
         self.trial_args = [self.make() for _ in range(max(1, self.trials))]
-        self.trial_expected = [self.reference(a) for a in self.trial_args]
-        per_call = max(inp.nbytes(a) + inp.nbytes(e) for a, e in zip(self.trial_args, self.trial_expected))
+        refs = [self.reference(a) for a in self.trial_args]
+        self.trial_expected = [out for out, _ in refs]
+        self.trial_written = [w for _, w in refs]
+        self.writes_arguments = any(w.any for w in self.trial_written)
+        per_call = max(inp.nbytes(a, args=True) + inp.nbytes(e) for a, e in zip(self.trial_args, self.trial_expected))
         # Room for MAX_CALLS_PER_SAMPLE calls where that fits the budget; data-dependent shapes get 50% slack.
         one = int(per_call * 1.5) + 64 * 256
         # eval.transport: auto takes device memory on a GPU, host memory on cpu.
@@ -437,11 +445,11 @@ class Session:
             self.ask(self.ref, m.Run(calls=[call], timed=False, gate_gen=0, stage_back=self.stage_back),
                      (m.Done,), self.timeouts.trial_s, "the reference's first call")
 
-    def check_output(self, tree: Any, slots: inp.Slots, expected: Any, placed: inp.Placed, what: str,
-                     trial: int) -> bool:
+    def check_output(self, tree: Any, slots: inp.Slots, expected: Any, written: inp.Written, placed: inp.Placed,
+                     what: str, trial: int) -> bool:
         assert self.cand.arena is not None
         try:
-            out = inp.rebuild(tree, slots, expected, self.cand.arena, self.device)
+            out = inp.rebuild(tree, slots, expected, self.cand.arena)
         except m.ProtocolError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol: {e}") from None
         v = comparator.compare(out, expected, self.atol, self.rtol)
@@ -450,9 +458,9 @@ class Session:
             self.fail(v.failure, f"{what}: {v.message}", trial=trial, max_abs_error=v.max_abs_error)
             return False
         self.worst = max(self.worst, v.max_abs_error or 0.0)
-        if not placed.unchanged():
-            self.fail(FailureClass.INCORRECT, f"{what}: the candidate modified {placed.changed_arguments()} of "
-                      "its input tensor(s); inputs must be left as they are", trial=trial)
+        why = placed.not_as_written(written, self.atol, self.rtol)
+        if why:
+            self.fail(FailureClass.INCORRECT, f"{what}: {why}", trial=trial)
             return False
         return True
 
@@ -467,4 +475,5 @@ class Session:
             raise WorkerFault(FailureClass.FORBIDDEN_API, f"trial {t}: refused {', '.join(map(str, done.forbidden[:3]))}")
         if len(done.outputs) != 1:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, "the worker broke the protocol: one output per call")
-        self.check_output(done.outputs[0], slots, self.trial_expected[t], placed, f"trial {t}", t)
+        self.check_output(done.outputs[0], slots, self.trial_expected[t], self.trial_written[t], placed,
+                          f"trial {t}", t)

@@ -8,6 +8,14 @@ and tuples stay tuples:
   {"X": "TypeName"} an output value of a type that cannot be checked
 Plain JSON scalars stand for themselves. A tree from a worker is checked for size and shape
 before anything is built from it (`check_tree`).
+
+Arguments only (the judge's trees, never a worker's: check_tree refuses these tags), for
+upstream PKB problems whose inputs hold more than tensors (upstream 21, 22 and 55-57 pass
+process groups, 31, 32 and 49-51 nn.Linear layers, 62 a sparse matrix):
+  {"G": [0, 2]}                     the process group of these global ranks (the worker makes
+                                    its own: worker/groups.py)
+  {"M": ["Linear", w, b, grad]}     an nn.Linear on the tensors w and b (b may be None)
+  {"S": [indices, values, shape]}   a sparse COO tensor
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
+import torch.distributed as dist
 
 from pkb_ray.engine.wire.frames import ProtocolError
 
@@ -51,7 +60,15 @@ def encode(obj: Any, tensor: Callable[[torch.Tensor], dict], *, strict: bool = T
     if isinstance(obj, float):
         return obj
     if isinstance(obj, torch.Tensor):
+        if strict and obj.layout == torch.sparse_coo:
+            obj = obj.coalesce()
+            return {"S": [encode(obj.indices(), tensor), encode(obj.values(), tensor), list(obj.shape)]}
         return {"T": tensor(obj)}
+    if strict and isinstance(obj, torch.nn.Linear) and type(obj) is torch.nn.Linear:
+        return {"M": ["Linear", encode(obj.weight, tensor), encode(obj.bias, tensor),
+                      bool(obj.weight.requires_grad)]}
+    if strict and isinstance(obj, dist.ProcessGroup):
+        return {"G": list(dist.get_process_group_ranks(obj))}
     if isinstance(obj, torch.dtype):
         return {"Y": dtype_name(obj)}
     if isinstance(obj, list):
@@ -113,22 +130,45 @@ def check_tree(tree: Any) -> None:
     walk(tree, 0)
 
 
-def decode(tree: Any, tensor: Callable[[dict], Any]) -> Any:
-    """Build the value of a checked tree; `tensor(payload)` gives each tensor leaf."""
+def decode(tree: Any, tensor: Callable[[dict], Any], group: Callable[[list[int]], Any] | None = None) -> Any:
+    """Build the value of a checked tree; `tensor(payload)` gives each tensor leaf and
+    `group(ranks)` each process group (arguments only: without it a "G" is refused)."""
     if tree is None or isinstance(tree, (bool, int, float, str)):
         return tree
     (tag, body), = tree.items()
     if tag == "L":
-        return [decode(v, tensor) for v in body]
+        return [decode(v, tensor, group) for v in body]
     if tag == "U":
-        return tuple(decode(v, tensor) for v in body)
+        return tuple(decode(v, tensor, group) for v in body)
     if tag == "D":
-        return {k: decode(v, tensor) for k, v in body}
+        return {k: decode(v, tensor, group) for k, v in body}
     if tag == "T":
         return tensor(body)
     if tag == "Y":
         return dtype_of(body)
+    if tag == "G":
+        if group is None:
+            raise ProtocolError("a process group where none may be")
+        return group(list(body))
+    if tag == "M":
+        kind, w, b, grad = body
+        return _linear(decode(w, tensor, group), decode(b, tensor, group), bool(grad))
+    if tag == "S":
+        indices, values, shape = body
+        return torch.sparse_coo_tensor(decode(indices, tensor, group), decode(values, tensor, group),
+                                       list(shape), is_coalesced=True)
     return Unsupported(body)
+
+
+def _linear(weight: torch.Tensor, bias: torch.Tensor | None, grad: bool) -> torch.nn.Linear:
+    """An nn.Linear on the arena's tensors as they lie (Linear() would allocate and initialise
+    its own, and the call would then read those)."""
+    layer = torch.nn.Linear.__new__(torch.nn.Linear)
+    torch.nn.Module.__init__(layer)
+    layer.out_features, layer.in_features = weight.shape
+    layer.weight = torch.nn.Parameter(weight, requires_grad=grad)
+    layer.bias = torch.nn.Parameter(bias, requires_grad=grad) if bias is not None else None
+    return layer
 
 
 @dataclass(frozen=True)
@@ -149,8 +189,9 @@ class Mismatch:
         return f"<tensor {self.what}>"
 
 
-def tensor_leaves(obj: Any) -> list[torch.Tensor]:
-    """Tensor leaves of a value, in the order encode() visits them."""
+def tensor_leaves(obj: Any, args: bool = False) -> list[torch.Tensor]:
+    """Tensor leaves of a value, in the order encode() visits them; args: of a problem's
+    arguments (a layer's weights and a sparse matrix's indices and values count too)."""
     out: list[torch.Tensor] = []
-    encode(obj, lambda t: out.append(t) or {}, strict=False)
+    encode(obj, lambda t: out.append(t) or {}, strict=args)
     return out

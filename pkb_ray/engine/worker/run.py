@@ -15,6 +15,7 @@ import torch
 
 from pkb_ray.engine.wire import trees
 from pkb_ray.engine.wire.arena import Arena
+from pkb_ray.engine.worker.groups import group_for
 
 _perf_counter = time.perf_counter
 _synchronize = torch.cuda.synchronize
@@ -43,7 +44,7 @@ def build_args(call: dict, arena: Arena, device: str) -> Staged:
         staged.back.append((view, dev))
         return dev
 
-    staged.args = tuple(trees.decode(call["args"], tensor))
+    staged.args = tuple(trees.decode(call["args"], tensor, group_for))
     return staged
 
 

@@ -112,7 +112,7 @@ class _FirstHalf:
     """A pair between its halves (on cpu a gather of the judges separates them)."""
     sets: list
     n: int
-    check: tuple[int, Any] | None
+    check: tuple[int, Any, inp.Written] | None
     empty: HalfRow | None
     ref: HalfRow | None = None
     cand: HalfRow | None = None
@@ -174,7 +174,7 @@ class Interleaved:
             self.spent[part] = self.spent.get(part, 0.0) + time.perf_counter() - t0
 
     # ------------------------------------------------------------------ one half of a pair
-    def half(self, side: WorkerSide, sets: list[tuple], check: tuple[int, Any] | None,
+    def half(self, side: WorkerSide, sets: list[tuple], check: tuple[int, Any, inp.Written] | None,
              n: int) -> tuple[HalfRow, Callable[[], None]]:
         """k calls on one worker, its window on this judge's clock; and the checks of the
         candidate's inputs and (secretly chosen) outputs, to run once the pair is done."""
@@ -196,18 +196,20 @@ class Interleaved:
         return row, lambda: self.check_half(side, r, placed, slots, check, n)
 
     def check_half(self, side: WorkerSide, r: TimedRun, placed: list, slots: list,
-                   check: tuple[int, Any] | None, n: int) -> None:
+                   check: tuple[int, Any, inp.Written] | None, n: int) -> None:
         s = self.s
         if side is self.cand_side:
-            j_changed = inp.first_changed(placed)
+            # A problem whose reference writes its arguments: every timed call's are written,
+            # and the one checked in secret is checked against what the reference writes.
+            j_changed = None if s.writes_arguments else inp.first_changed(placed)
             if j_changed is not None:
                 s.fail(FailureClass.INCORRECT, f"timed call {n}.{j_changed}: the candidate modified its input "
                        "tensor(s); inputs must be left as they are", trial=s.trials)
             else:
                 if check is not None:
-                    j, expected = check
+                    j, expected, written = check
                     self.checked += 1
-                    s.check_output(r.done.outputs[j], slots[j], expected, placed[j],
+                    s.check_output(r.done.outputs[j], slots[j], expected, written, placed[j],
                                    f"output of timed call {n}.{j} (checked in secret)", s.trials)
             self.before_open.append((r.t_open - r.t_ready) * 1e3)
 
@@ -287,7 +289,7 @@ class Interleaved:
             # Before any worker runs: the reference is a collective of the judges, and a
             # judge whose worker fails next must already have taken part in it.
             with self.clock("checks"):
-                check = (check_j, self.s.reference(sets[check_j]))
+                check = (check_j, *self.s.reference(sets[check_j]))
         # Output slots are laid out like the first trial's outputs, except for the checked
         # call, whose slots fit its own reference outputs (data-dependent shapes). Both
         # halves get the same layout: what delivering outputs costs is the same for both.

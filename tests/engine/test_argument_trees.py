@@ -1,0 +1,42 @@
+"""Problems whose arguments hold more than tensors, and references that answer in place, as
+upstream PKB has them (process groups in 21, 22 and 55-57, nn.Linear layers in 31, 32 and
+49-51, gradients clipped in place in 21 and 22): real judges and sandboxed workers on CPU at
+world size 2, on the clip_in_group fixture (all three at once)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pkb_ray.engine import evaluate
+from pkb_ray.records import FailureClass
+
+from .conftest import ADVERSARIAL, CANDIDATES, FIXTURE_PROBLEMS, LOADER, request_for
+
+REFERENCE = FIXTURE_PROBLEMS / "clip_in_group" / "reference.py"
+
+
+def _eval(path, cache_dir, **kw):
+    return evaluate(request_for(path, cache_dir, problem_id="clip_in_group", **kw), load_problem=LOADER)
+
+
+def test_the_reference_against_itself_gets_its_group_its_layer_and_writes_checked(cache_dir):
+    # the reference's worker makes the judge's subgroup of its own (NCCL or gloo, unguarded)
+    res = _eval(REFERENCE, cache_dir, guard=False)
+    assert res.correct, (res.failure, res.message, res.log[-3000:])
+
+
+def test_a_guarded_candidate_gets_a_group_of_its_own_ranks_and_the_layer(cache_dir):
+    res = _eval(CANDIDATES / "clip_in_group_local.py", cache_dir)
+    assert res.correct, (res.failure, res.message, res.log[-3000:])
+
+
+def test_a_candidate_that_skips_the_in_place_answer_is_incorrect(cache_dir):
+    res = _eval(ADVERSARIAL / "skips_in_place_answer.py", cache_dir)
+    assert res.failure == FailureClass.INCORRECT, (res.failure, res.message, res.log[-3000:])
+    assert "differ from what the reference leaves in them (it writes 2 of them in place)" in res.message
+
+
+@pytest.mark.parametrize("name", ["mutates_input"])
+def test_a_problem_that_writes_nothing_still_refuses_any_write(name, run_eval):
+    res = run_eval(ADVERSARIAL / f"{name}.py")
+    assert res.failure == FailureClass.INCORRECT and "inputs must be left as they are" in res.message, res.message
