@@ -52,6 +52,13 @@ PKB_SIZES: dict[str, dict[str, Any]] = {
 # for every problem and dtype
 PKB_ATOL = 1.0e-2
 PKB_RTOL = 1.0e-2
+SIZE_OVERRIDES: dict[int, dict[str, dict[str, Any]]] = {
+    # its reference asserts the last dimension is a multiple of its 128-element blocks: the
+    # small size failed every evaluation (`pkb problems check --device cuda --world-size 2`,
+    # benchmarks/results/s16_2026-11-28/)
+    19: {"small": {"base_shape": [16, 128], "dtype": "float32"}},
+}
+"""Upstream id -> sizes that replace PKB_SIZES' where an upstream reference cannot run at ours."""
 TOLERANCE_OVERRIDES: dict[int, tuple[float, float]] = {}
 """Upstream id -> (atol, rtol) where we knowingly depart from upstream's 1e-2 (none yet)."""
 
@@ -202,7 +209,7 @@ def _load_one(root: Path, pid: str, number: int, name: str, path: Path, inputs_p
         origin="ParallelKernelBench (upstream checkout)",
         parallelism=category if category != "other" else "unspecified",
         world_sizes=PKB_WORLD_SIZES, dtype=PKB_SIZES["bench"]["dtype"],
-        atol=atol, rtol=rtol, sizes={k: dict(v) for k, v in PKB_SIZES.items()},
+        atol=atol, rtol=rtol, sizes={k: dict(v) for k, v in (PKB_SIZES | SIZE_OVERRIDES.get(number, {})).items()},
         upstream=(number,) if 1 <= number <= 87 else (),
         tolerance_reason=("upstream's default (--atol/--rtol 1e-2 for every problem)"
                           if (atol, rtol) == (PKB_ATOL, PKB_RTOL) else "override"),

@@ -72,6 +72,18 @@ def test_reference_tolerance_override(tmp_path):
     assert info.value.error.field == "RTOL"
 
 
+def test_a_size_override_replaces_the_default_size_of_one_upstream_id(tmp_path):
+    checkout = tmp_path / "checkout"
+    shutil.copytree(FIXTURE, checkout)
+    # upstream 19 asserts its last dimension is a multiple of 128; the default small is 32 wide
+    (checkout / "reference" / "19_blocked_fp8_quantize.py").write_text(
+        (checkout / "reference" / "1_all_reduce.py").read_text())
+    sizes = load_problem(f"pkb:{checkout}", "pkb_19_blocked_fp8_quantize").spec.sizes
+    assert sizes["small"] == {"base_shape": [16, 128], "dtype": "float32"}
+    assert sizes["bench"] == {"base_shape": [1024, 1024], "dtype": "bfloat16"}
+    assert load_problem(f"pkb:{checkout}", "pkb_1_all_reduce").spec.sizes["small"]["base_shape"] == [16, 32]
+
+
 def test_upstream_helpers_import_from_utils_and_the_path_stays(tmp_path):
     """Upstream runs from its checkout's root: its code may import `from utils.<helper>`.
     That works here with sys.path left as it was (a stray file at the root shadows nothing)."""
