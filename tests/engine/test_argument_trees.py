@@ -36,6 +36,23 @@ def test_a_candidate_that_skips_the_in_place_answer_is_incorrect(cache_dir):
     assert "differ from what the reference leaves in them (it writes 2 of them in place)" in res.message
 
 
+def test_a_reference_that_steps_the_layer_it_is_handed_steps_a_copy(cache_dir):
+    # the reference runs in the judge: on the golden layer itself, its write hid there and an
+    # honest step read as a changed input
+    assert evaluate(request_for(CANDIDATES / "sgd_linear_step.py", cache_dir, problem_id="sgd_linear"),
+                    load_problem=LOADER).correct
+    res = evaluate(request_for(ADVERSARIAL / "skips_layer_update.py", cache_dir, problem_id="sgd_linear"),
+                   load_problem=LOADER)
+    assert res.failure == FailureClass.INCORRECT, (res.failure, res.message)
+    assert "differ from what the reference leaves in them (it writes 1 of them in place)" in res.message
+
+
+def test_arguments_the_reference_never_writes_stay_checked_in_every_timed_call(cache_dir):
+    res = _eval(ADVERSARIAL / "scribbles_when_timed.py", cache_dir)
+    assert res.failure == FailureClass.INCORRECT, (res.failure, res.message)
+    assert "timed call" in res.message and "modified its input" in res.message, res.message
+
+
 @pytest.mark.parametrize("name", ["mutates_input"])
 def test_a_problem_that_writes_nothing_still_refuses_any_write(name, run_eval):
     res = run_eval(ADVERSARIAL / f"{name}.py")

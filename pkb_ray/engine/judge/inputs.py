@@ -9,6 +9,7 @@ the arena's inputs are compared with it bit for bit.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import random
 from dataclasses import dataclass, field
@@ -85,6 +86,10 @@ class Secrets:
 def clone(x: Any) -> Any:
     if isinstance(x, torch.Tensor):
         return x.clone()
+    if isinstance(x, torch.nn.Module):
+        # a reference that steps a layer it is handed must step a copy: the same object
+        # wrote the judge's golden layer and hid the write (adversarial skips_layer_update.py)
+        return copy.deepcopy(x)
     if isinstance(x, (list, tuple)):
         return type(x)(clone(v) for v in x)
     if isinstance(x, dict):
@@ -139,6 +144,10 @@ class Written:
     def any(self) -> bool:
         return any(a is not None for a in self.after)
 
+    @property
+    def leaves(self) -> frozenset[int]:
+        return frozenset(i for i, a in enumerate(self.after) if a is not None)
+
 
 def written_by(before: Any, after: Any) -> Written:
     """What a call that was handed `after` (a clone of `before`) wrote into it."""
@@ -147,11 +156,13 @@ def written_by(before: Any, after: Any) -> Written:
     return Written(out if any(t is not None for t in out) else ())
 
 
-def first_changed(placed: list[Placed]) -> int | None:
+def first_changed(placed: list[Placed], written: frozenset[int] = frozenset()) -> int | None:
     """The index of the first call whose arguments differ from what was placed, or None: every
     comparison queued, then one wait for all of them (a wait per call was ten per sample of
-    the allreduce expert at 8192x8192)."""
-    flags = [_differs(view, gold) for p in placed for view, gold in p.pairs]
+    the allreduce expert at 8192x8192). `written`: the tensor arguments (place()'s order) the
+    reference writes, left out (the call checked in secret compares them with its writes)."""
+    flags = [_differs(view, gold) if i not in written else torch.zeros((), dtype=torch.bool, device=gold.device)
+             for p in placed for i, (view, gold) in enumerate(p.pairs)]
     if not flags:
         return None
     bad = torch.stack(flags).tolist()

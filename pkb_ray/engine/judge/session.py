@@ -139,8 +139,9 @@ class Session:
         self.calls_fit = 1
         self.stage_back = False
         self.trial_written: list[inp.Written] = []
-        self.writes_arguments = False
-        """The reference writes into its arguments (inputs.Written): prepare() finds out."""
+        self.written_leaves: frozenset[int] = frozenset()
+        """The tensor arguments the reference writes on any trial's inputs (inputs.Written),
+        which the timed calls also take: every other one stays checked bit for bit."""
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -294,7 +295,7 @@ class Session:
         refs = [self.reference(a) for a in self.trial_args]
         self.trial_expected = [out for out, _ in refs]
         self.trial_written = [w for _, w in refs]
-        self.writes_arguments = any(w.any for w in self.trial_written)
+        self.written_leaves = frozenset().union(*(w.leaves for w in self.trial_written))
         per_call = max(inp.nbytes(a, args=True) + inp.nbytes(e) for a, e in zip(self.trial_args, self.trial_expected))
         # Room for MAX_CALLS_PER_SAMPLE calls where that fits the budget; data-dependent shapes get 50% slack.
         one = int(per_call * 1.5) + 64 * 256

@@ -199,9 +199,9 @@ class Interleaved:
                    check: tuple[int, Any, inp.Written] | None, n: int) -> None:
         s = self.s
         if side is self.cand_side:
-            # A problem whose reference writes its arguments: every timed call's are written,
-            # and the one checked in secret is checked against what the reference writes.
-            j_changed = None if s.writes_arguments else inp.first_changed(placed)
+            # Arguments the reference writes are written in every timed call: the call checked
+            # in secret compares them with the reference's writes; all others stay bit for bit.
+            j_changed = inp.first_changed(placed, s.written_leaves)
             if j_changed is not None:
                 s.fail(FailureClass.INCORRECT, f"timed call {n}.{j_changed}: the candidate modified its input "
                        "tensor(s); inputs must be left as they are", trial=s.trials)
