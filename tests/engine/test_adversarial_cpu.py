@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from pkb_ray.engine import evaluate
 from pkb_ray.records import FailureClass
 
 from tests.helpers import figures_or_skip
 
-from .conftest import ADVERSARIAL, CANDIDATES
+from .conftest import ADVERSARIAL, CANDIDATES, LOADER, request_for
 
 F = FailureClass
 
@@ -403,14 +404,17 @@ def test_descriptors_sent_with_a_broken_frame_cost_the_next_candidate_nothing(ru
     assert ok.correct, (ok.failure, ok.message)
 
 
-def test_neither_a_slow_probe_nor_unseen_spinners_gain(run_eval):
+def test_neither_a_slow_probe_nor_unseen_spinners_gain(run_eval, tmp_path):
     """slow_probe.py sleeps only in the calls that size the batch: it got one call per sample
     (k <= 25 / 15), and its speedup read 2-3x better. spins_unseen.py spins while stopped,
     resumed by timers, in processes the kernel reaps (the judge counted nothing): 0.623
     against 0.12-0.13 honest. What each relied on is checked, not its speedup: on cpu the
     honest exchange itself reads 0.10-0.43 as the reference's probe (2.4-9.4 ms) sets the
     batch at 2-8 calls (2026-11-26), too wide to tell a gain of 1.5x from chance."""
-    res = run_eval(ADVERSARIAL / "slow_probe.py")
+    # A cache of its own: the problem's mode cached by an earlier test (test_timing_modes.py
+    # run first in one session: k=1 from a slow probe of the honest exchange under load) is
+    # taken as it is, and this evaluation's probe then sizes nothing.
+    res = evaluate(request_for(ADVERSARIAL / "slow_probe.py", str(tmp_path)), load_problem=LOADER)
     assert res.correct, (res.failure, res.message)
     assert res.timing is not None and res.timing.calls_per_sample > 1, res.message
     res = run_eval(ADVERSARIAL / "spins_unseen.py")

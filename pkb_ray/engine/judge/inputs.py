@@ -150,9 +150,10 @@ class Written:
 
 
 def written_by(before: Any, after: Any) -> Written:
-    """What a call that was handed `after` (a clone of `before`) wrote into it."""
+    """What a call that was handed `after` (a clone of `before`, the call's own: kept, not
+    copied again) wrote into it."""
     b, a = trees.tensor_leaves(before, args=True), trees.tensor_leaves(after, args=True)
-    out = tuple(None if _same_bits(x, y) else x.detach().clone() for x, y in zip(a, b))
+    out = tuple(None if _same_bits(x, y) else x.detach() for x, y in zip(a, b))
     return Written(out if any(t is not None for t in out) else ())
 
 
