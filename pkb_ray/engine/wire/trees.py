@@ -64,7 +64,7 @@ def encode(obj: Any, tensor: Callable[[torch.Tensor], dict], *, strict: bool = T
             obj = obj.coalesce()
             return {"S": [encode(obj.indices(), tensor), encode(obj.values(), tensor), list(obj.shape)]}
         return {"T": tensor(obj)}
-    if strict and isinstance(obj, torch.nn.Linear) and type(obj) is torch.nn.Linear:
+    if strict and type(obj) is torch.nn.Linear:  # a subclass may compute something else
         return {"M": ["Linear", encode(obj.weight, tensor), encode(obj.bias, tensor),
                       bool(obj.weight.requires_grad)]}
     if strict and isinstance(obj, dist.ProcessGroup):
@@ -152,6 +152,8 @@ def decode(tree: Any, tensor: Callable[[dict], Any], group: Callable[[list[int]]
         return group(list(body))
     if tag == "M":
         kind, w, b, grad = body
+        if kind != "Linear":
+            raise ProtocolError(f"no layer of kind {kind!r} crosses the boundary")
         return _linear(decode(w, tensor, group), decode(b, tensor, group), bool(grad))
     if tag == "S":
         indices, values, shape = body
