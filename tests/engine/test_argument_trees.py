@@ -5,8 +5,6 @@ world size 2, on the clip_in_group fixture (all three at once)."""
 
 from __future__ import annotations
 
-import pytest
-
 from pkb_ray.engine import evaluate
 from pkb_ray.records import FailureClass
 
@@ -21,12 +19,12 @@ def _eval(path, cache_dir, **kw):
 
 def test_the_reference_against_itself_gets_its_group_its_layer_and_writes_checked(cache_dir):
     # the reference's worker makes the judge's subgroup of its own (NCCL or gloo, unguarded)
-    res = _eval(REFERENCE, cache_dir, guard=False)
+    res = _eval(REFERENCE, cache_dir, guard=False, time_candidates=False)  # correctness is the point
     assert res.correct, (res.failure, res.message, res.log[-3000:])
 
 
 def test_a_guarded_candidate_gets_a_group_of_its_own_ranks_and_the_layer(cache_dir):
-    res = _eval(CANDIDATES / "clip_in_group_local.py", cache_dir)
+    res = _eval(CANDIDATES / "clip_in_group_local.py", cache_dir, time_candidates=False)
     assert res.correct, (res.failure, res.message, res.log[-3000:])
 
 
@@ -39,8 +37,8 @@ def test_a_candidate_that_skips_the_in_place_answer_is_incorrect(cache_dir):
 def test_a_reference_that_steps_the_layer_it_is_handed_steps_a_copy(cache_dir):
     # the reference runs in the judge: on the golden layer itself, its write hid there and an
     # honest step read as a changed input
-    assert evaluate(request_for(CANDIDATES / "sgd_linear_step.py", cache_dir, problem_id="sgd_linear"),
-                    load_problem=LOADER).correct
+    assert evaluate(request_for(CANDIDATES / "sgd_linear_step.py", cache_dir, problem_id="sgd_linear",
+                                time_candidates=False), load_problem=LOADER).correct
     res = evaluate(request_for(ADVERSARIAL / "skips_layer_update.py", cache_dir, problem_id="sgd_linear"),
                    load_problem=LOADER)
     assert res.failure == FailureClass.INCORRECT, (res.failure, res.message)
@@ -51,9 +49,3 @@ def test_arguments_the_reference_never_writes_stay_checked_in_every_timed_call(c
     res = _eval(ADVERSARIAL / "scribbles_when_timed.py", cache_dir)
     assert res.failure == FailureClass.INCORRECT, (res.failure, res.message)
     assert "timed call" in res.message and "modified its input" in res.message, res.message
-
-
-@pytest.mark.parametrize("name", ["mutates_input"])
-def test_a_problem_that_writes_nothing_still_refuses_any_write(name, run_eval):
-    res = run_eval(ADVERSARIAL / f"{name}.py")
-    assert res.failure == FailureClass.INCORRECT and "inputs must be left as they are" in res.message, res.message

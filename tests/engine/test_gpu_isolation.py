@@ -85,11 +85,10 @@ def test_gpu_isolation_gpu(cache_dir):
     last GPU this process may use, in a bubblewrap sandbox: every way it tries sees that one GPU."""
     from pkb_ray.config.schema import EvalConfig
     from pkb_ray.engine import EvalRequest, evaluate
+    from pkb_ray.engine.launch.gpus import visible_gpus
     from pkb_ray.problems.includes import read_candidate_file
 
     from .conftest import HERE
-
-    from pkb_ray.engine.launch.gpus import visible_gpus
 
     # this process's last GPU (the node's, unless the suite's xdist worker holds a group)
     last = (visible_gpus() or tuple(range(_gpu_count())))[-1]
