@@ -110,9 +110,6 @@ class Placed:
     pairs: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
     """(arena view, golden tensor) for every tensor argument."""
 
-    def unchanged(self) -> bool:
-        return all(_same_bits(view, gold) for view, gold in self.pairs)
-
     def changed_arguments(self) -> int:
         return sum(not _same_bits(v, g) for v, g in self.pairs)
 
