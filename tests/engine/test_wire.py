@@ -206,6 +206,26 @@ def test_host_arena_views_stay_inside():
     arena.close()
 
 
+def test_calls_fit_an_arena_sized_by_call_bytes_with_no_slack():
+    """The arena holds exactly its calls (a strided argument spans more than its elements, an
+    odd size takes its alignment), with no 50% slack: upstream 68's 14 GB table a rank took
+    two 42 GB arenas with it and ran the GPU out of memory."""
+    big = torch.randn(64, 40)
+    args = (big[::2, :7].t(), torch.zeros(3, dtype=torch.int8), 5, [torch.randn(9)])  # spans 9948 bytes, 3, 36
+    expected = (torch.randn(11), torch.zeros(2, 2))
+    one = inp.call_bytes(args, expected)
+    assert one == 9984 + 4 * 256 + 256  # 9948 bytes then four small leaves, each aligned to 256; one more
+    arena = HostArena(3 * one)
+    layout = Layout(3 * one)
+    for _ in range(3):
+        placed = inp.place(args, arena, layout)
+        inp.slots_for(expected, arena, layout)
+        assert placed.changed_arguments() == 0
+    with pytest.raises(MemoryError):
+        inp.place(args, arena, layout)
+    arena.close()
+
+
 def test_the_first_call_whose_inputs_changed_is_found_with_one_wait():
     """Every timed call's arguments are checked bit for bit after the candidate's half; the
     comparisons are queued and read together (one wait per sample, not one per call)."""
