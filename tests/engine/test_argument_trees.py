@@ -5,7 +5,11 @@ world size 2, on the clip_in_group fixture (all three at once)."""
 
 from __future__ import annotations
 
+import pytest
+import torch
+
 from pkb_ray.engine import evaluate
+from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.records import FailureClass
 
 from .conftest import ADVERSARIAL, CANDIDATES, FIXTURE_PROBLEMS, LOADER, request_for
@@ -49,3 +53,48 @@ def test_arguments_the_reference_never_writes_stay_checked_in_every_timed_call(c
     res = _eval(ADVERSARIAL / "scribbles_when_timed.py", cache_dir)
     assert res.failure == FailureClass.INCORRECT, (res.failure, res.message)
     assert "timed call" in res.message and "modified its input" in res.message, res.message
+
+
+def test_integers_are_exact_within_any_tolerance(cache_dir):
+    # count_in_place keeps upstream's 1e-2 tolerance: its own reference is correct... (both
+    # all-reduce through torch.distributed on CPU: unguarded, the comparison is the point)
+    ref = FIXTURE_PROBLEMS / "count_in_place" / "reference.py"
+    res = evaluate(request_for(ref, cache_dir, problem_id="count_in_place", guard=False, time_candidates=False),
+                   load_problem=LOADER)
+    assert res.correct, (res.failure, res.message, res.log[-3000:])
+    # ...and totals rounded through float16, off by a few in 8000, are not
+    res = evaluate(request_for(ADVERSARIAL / "counts_in_half.py", cache_dir, problem_id="count_in_place",
+                               guard=False, time_candidates=False), load_problem=LOADER)
+    assert res.failure == FailureClass.INCORRECT, (res.failure, res.message)
+    assert "integers (torch.int64, compared exactly) differ" in res.message, res.message
+
+
+def test_an_integer_argument_written_in_place_must_be_exact():
+    gold = torch.arange(1000, 1008)
+    after = gold + 5  # what the reference leaves there
+    view = after.clone()
+    view[3] += 1  # within 1e-2 of 1008: a float rule passes it
+    placed = inp.Placed(None, [(view, gold)])
+    why = placed.not_as_written(inp.Written((after,)), atol=1e-2, rtol=1e-2)
+    assert why.startswith("1 of its input tensor(s) differ from what the reference leaves"), why
+    view[3] -= 1
+    assert placed.not_as_written(inp.Written((after,)), atol=1e-2, rtol=1e-2) == ""
+
+
+@pytest.mark.parametrize("change", ["append", "replace_shape", "new_key", "number"])
+def test_a_reference_that_changes_its_arguments_structure_is_refused(change):
+    before = ([torch.zeros(3), torch.ones(2)], {"w": torch.zeros(4)}, 7)
+    after = inp.clone(before)
+    if change == "append":
+        after[0].append(torch.zeros(1))
+    elif change == "replace_shape":
+        after[0][0] = torch.zeros(4)
+    elif change == "new_key":
+        after[1]["b"] = torch.zeros(1)
+    else:
+        after = (after[0], after[1], 8)
+    with pytest.raises(ValueError, match="changes the structure of its arguments"):
+        inp.written_by(before, after)
+    same = inp.clone(before)
+    same[0][1].mul_(2)  # values in place: allowed, and found
+    assert inp.written_by(before, same).leaves == {1}

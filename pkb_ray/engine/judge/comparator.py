@@ -2,8 +2,9 @@
 
 Every mismatch is a verdict, never an exception: a candidate returning a list, None, a
 tensor on the wrong device or of the wrong dtype is `incorrect`; NaN or Inf anywhere in a
-candidate output (where the reference has none) is `nan`. Values are compared in float64,
-as |out - ref| <= atol + rtol * |ref| elementwise (torch.allclose's rule).
+candidate output (where the reference has none) is `nan`. Floating values are compared in
+float64, as |out - ref| <= atol + rtol * |ref| elementwise (torch.allclose's rule); integer
+and boolean tensors exactly.
 
 torch is used as it is: this runs in the judge (and the self-check), which never imports
 candidate code, so nothing here can have been patched.
@@ -128,7 +129,7 @@ def _compare_tensor(o: Any, r: torch.Tensor, atol: float, rtol: float, where: st
         return Verdict(False, FailureClass.INCORRECT, f"{where}: device {o.device}, expected {r.device}")
     if o.numel() == 0:
         return Verdict(True, max_abs_error=0.0)
-    if r.dtype == torch.bool or r.is_complex():
+    if r.dtype == torch.bool or r.is_complex() or not r.is_floating_point():
         return _compare_exact_or_complex(o, r, atol, rtol, where)
     o64 = o.detach().to(dtype=torch.float64)
     r64 = r.detach().to(dtype=torch.float64)
@@ -137,10 +138,17 @@ def _compare_tensor(o: Any, r: torch.Tensor, atol: float, rtol: float, where: st
 
 def _compare_exact_or_complex(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float,
                               where: str) -> Verdict:
-    if r.dtype == torch.bool:
-        n_bad = int(torch.sum(torch.logical_not(torch.eq(o, r))).item())
+    if not r.is_floating_point() and not r.is_complex():
+        # Booleans and integers (indices, counts, token ids) are equal or wrong: within
+        # upstream's rtol of 1e-2, index 1000 would take any of 990-1010.
+        bad = torch.logical_not(torch.eq(o, r))
+        n_bad = int(torch.sum(bad).item())
         if n_bad:
-            return Verdict(False, FailureClass.INCORRECT, f"{where}: {n_bad} of {o.numel()} booleans differ")
+            kind = "booleans" if r.dtype == torch.bool else f"integers ({r.dtype}, compared exactly)"
+            first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
+            return Verdict(False, FailureClass.INCORRECT,
+                           f"{where}: {n_bad} of {o.numel()} {kind} differ; first at index {first}: "
+                           f"got {o[first].item()}, expected {r[first].item()}")
         return Verdict(True, max_abs_error=0.0)
     # Complex: the real and imaginary parts are both compared (casting to real would drop one).
     o_ri = torch.view_as_real(o.detach().resolve_conj()).to(torch.float64)

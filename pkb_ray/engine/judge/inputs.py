@@ -159,9 +159,24 @@ class Written:
 def written_by(before: Any, after: Any) -> Written:
     """What a call that was handed `after` (a clone of `before`, the call's own: kept, not
     copied again) wrote into it."""
+    if _shape_of(after) != _shape_of(before):
+        # the pairs below would misalign (an argument appended, a key added, a tensor
+        # replaced by one of another shape), and a worker's own list or dict never reaches
+        # the judge: what a candidate must leave there cannot be said
+        raise ValueError("the reference changes the structure of its arguments (not only tensor values "
+                         "in place): such a problem cannot be judged")
     b, a = trees.tensor_leaves(before, args=True), trees.tensor_leaves(after, args=True)
     out = tuple(None if _same_bits(x, y) else x.detach() for x, y in zip(a, b))
     return Written(out if any(t is not None for t in out) else ())
+
+
+def _shape_of(args: Any) -> Any:
+    """The arguments' tree with each tensor leaf as its shape and dtype, every other value as
+    it is (a changed Python number is a changed structure too)."""
+    try:
+        return trees.encode(args, lambda t: [list(t.shape), trees.dtype_name(t.dtype)])
+    except ValueError as e:
+        return f"unencodable: {e}"
 
 
 def first_changed(placed: list[Placed], written: frozenset[int] = frozenset()) -> int | None:
