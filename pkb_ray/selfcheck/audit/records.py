@@ -66,6 +66,10 @@ class Ledger:
     """`op:bytes` of each collective, in call order (first 32)."""
     unmodelled: tuple[str, ...] = ()
     """Communication ops the byte model does not know (their traffic is missing)."""
+    groups_made: int = 0
+    """Process groups the call created that this rank is in (dist.new_group and the like): a
+    real workload makes them once, and a reference that makes them per call times
+    communicator set-up."""
 
     @property
     def link_bytes(self) -> float:

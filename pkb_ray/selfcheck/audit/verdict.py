@@ -50,7 +50,7 @@ FINDING_KINDS = (
     "no_truth", "truth_error", "tolerance_tight", "tolerance_loose", "int_mismatch",
     "under_50us", "launch_bound", "host_waits", "roofline_low", "roofline_high",
     "counts_nvlink", "counts_flops", "counts_hbm", "unmodelled_comm",
-    "inputs_constant", "inputs_seed_identical", "inputs_identical_ranks",
+    "inputs_constant", "inputs_seed_identical", "inputs_identical_ranks", "makes_groups",
 )
 RESOURCES = ("nvlink", "hbm", "flops")
 
@@ -80,6 +80,7 @@ def judge(problem, run, world_size: int, plan: AuditPlan, profile=None, reasons:
     if small.truth == "missing":
         audit.findings.append(Finding("no_truth", "no truth.py: outputs are not checked against the un-sharded math"))
     _inputs(audit, ranks)
+    _groups(audit, ranks)
     _tolerance(audit, problem, plan, ranks)
     _timing(audit, ranks, plan)
     _counts(audit, problem, plan, ranks, profile)
@@ -87,6 +88,14 @@ def judge(problem, run, world_size: int, plan: AuditPlan, profile=None, reasons:
     if audit.status != "FAIL":
         audit.status = "finding" if audit.open_findings else "ok"
     return audit
+
+
+def _groups(audit: ProblemAudit, ranks: list[RankAudit]) -> None:
+    made = max((ra.ledger.groups_made for ra in ranks if ra.ledger is not None), default=0)
+    if made:
+        audit.findings.append(Finding("makes_groups", f"the reference makes {made} process group(s) in every call: "
+                                      "its time is communicator set-up (and each call leaks one more), where a "
+                                      "real workload makes its groups once"))
 
 
 def _inputs(audit: ProblemAudit, ranks: list[RankAudit]) -> None:

@@ -83,3 +83,25 @@ def count_subgroup_collectives(rank: int, world_size: int, port: int):
 
     _, ledger = count_call(two_all_reduces, (torch.ones(16, 8),), rank, world_size)
     return ledger
+
+
+def count_groups_made_per_call(rank: int, world_size: int, port: int):
+    """Two calls of a reference that makes a group of every rank and one of its own in each
+    call (upstream 48's shape), then one of a reference that makes none."""
+    import torch
+    import torch.distributed as dist
+
+    from pkb_ray.selfcheck.audit.ledger import count_call
+
+    _init_gloo(rank, world_size, port)
+
+    def groups_inside(x):
+        world = dist.new_group(list(range(world_size)))
+        alone = [dist.new_group([r]) for r in range(world_size)][rank]
+        dist.all_reduce(x, group=world)
+        dist.all_reduce(x, group=alone)
+        return x
+
+    made = [count_call(groups_inside, (torch.ones(4),), rank, world_size)[1].groups_made for _ in range(2)]
+    made.append(count_call(lambda x: x * 2, (torch.ones(4),), rank, world_size)[1].groups_made)
+    return made

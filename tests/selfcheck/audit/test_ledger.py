@@ -71,6 +71,15 @@ def test_ledger_counts_a_subgroup_at_its_own_size():
         assert [c.split(":")[0] for c in ledger.collectives] == ["allreduce_"]
 
 
+@pytest.mark.timeout(300)
+def test_ledger_counts_the_process_groups_a_call_makes():
+    res = run_ranks(t.count_groups_made_per_call, 2, (t.free_port(),), timeout_s=240)
+    assert res.ok, res.why()
+    # each rank counts the groups it is in: the world's and its own (new_group of another
+    # rank's singleton hands it a non-member marker)
+    assert res.returned == {0: [2, 2, 0], 1: [2, 2, 0]}, res.returned
+
+
 def test_ffts_count_n_log_n_and_views_count_nothing():
     import torch
 

@@ -90,6 +90,15 @@ def test_host_waits_and_an_idle_gpu():
     assert {f.kind for f in a.findings} >= {"host_waits", "launch_bound"}
 
 
+def test_a_reference_that_makes_groups_every_call():
+    # upstream 48 makes its TP and FSDP groups inside solution(): 931 ms a call at ws 2, and it
+    # read 2.33x against itself
+    led = lambda r: replace(_rank(r).ledger, groups_made=2)  # noqa: E731
+    a = _judge([_rank(0, ledger=led(0)), _rank(1, ledger=led(1))])
+    found = [f for f in a.findings if f.kind == "makes_groups"]
+    assert a.status == "finding" and len(found) == 1 and "makes 2 process group(s) in every call" in found[0].text
+
+
 def test_counts_far_from_the_ledger_and_a_low_fraction():
     heavy = Ledger(sent_bytes=4 * BENCH.nvlink_bytes_per_rank, recv_bytes=4 * BENCH.nvlink_bytes_per_rank,
                    hbm_bytes=BENCH.hbm_bytes_per_rank / 4, matmul_flops=0.0)
