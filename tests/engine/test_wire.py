@@ -206,14 +206,15 @@ def test_host_arena_views_stay_inside():
     arena.close()
 
 
-def test_calls_fit_an_arena_sized_by_call_bytes_with_no_slack():
+def test_calls_fit_an_arena_sized_by_call_bytes():
     """The arena holds exactly its calls (a strided argument spans more than its elements, an
-    odd size takes its alignment), with no 50% slack: upstream 68's 14 GB table a rank took
-    two 42 GB arenas with it and ran the GPU out of memory."""
+    odd size takes its alignment). Only a leaf whose size varies between the trials gets 50%
+    slack (timed calls get fresh inputs): upstream 68's 14 GB table a rank, with slack on
+    everything, took two 42 GB arenas and ran the GPU out of memory."""
     big = torch.randn(64, 40)
     args = (big[::2, :7].t(), torch.zeros(3, dtype=torch.int8), 5, [torch.randn(9)])  # spans 9948 bytes, 3, 36
     expected = (torch.randn(11), torch.zeros(2, 2))
-    one = inp.call_bytes(args, expected)
+    one = inp.call_bytes([(args, expected), (args, expected)])
     assert one == 9984 + 4 * 256 + 256  # 9948 bytes then four small leaves, each aligned to 256; one more
     arena = HostArena(3 * one)
     layout = Layout(3 * one)
@@ -224,6 +225,11 @@ def test_calls_fit_an_arena_sized_by_call_bytes_with_no_slack():
     with pytest.raises(MemoryError):
         inp.place(args, arena, layout)
     arena.close()
+    # an output of 300 floats in one trial and 400 in the other: 600 floats' room
+    varied = inp.call_bytes([((torch.zeros(1000),), torch.zeros(300)), ((torch.zeros(1000),), torch.zeros(400))])
+    assert varied == 4096 + 2560 + 256  # 4000 bytes -> 4096; 1600 x 1.5 -> 2560
+    # one trial cannot show whether outputs vary: they get the slack, the arguments do not
+    assert inp.call_bytes([((torch.zeros(1000),), torch.zeros(400))]) == 4096 + 2560 + 256
 
 
 def test_the_first_call_whose_inputs_changed_is_found_with_one_wait():

@@ -104,13 +104,22 @@ def _span_bytes(t: torch.Tensor) -> int:
     return max(span, 1) * t.element_size()
 
 
-def call_bytes(args: Any, expected: Any) -> int:
-    """Arena bytes one call takes: its arguments as place() lays them out and its output
-    slots as slots_for() does, each aligned. Exact, with no slack: upstream 68's 14 GB table
-    a rank, with 50% slack on top, took two arenas of 42 GB each and ran the GPU out of memory."""
-    leaves = [_span_bytes(t) for t in trees.tensor_leaves(args, True)]
-    leaves += [t.numel() * t.element_size() for t in trees.tensor_leaves(expected)]
-    return sum(align_up(max(n, 1)) for n in leaves) + ALIGN
+def call_bytes(trials: list[tuple[Any, Any]]) -> int:
+    """Arena bytes one timed call may take, from the trials' (arguments, expected outputs):
+    each leaf as place() and slots_for() lay it out, aligned. Timed calls get fresh inputs,
+    so a leaf whose size differed between the trials (a data-dependent shape) gets 50% slack,
+    as do the outputs where a single trial cannot show it; every other leaf its exact size.
+    Slack on everything took upstream 68's 14 GB table a rank to two 42 GB arenas, and the
+    GPU ran out of memory."""
+    rows = [[_span_bytes(t) for t in trees.tensor_leaves(a, True)] for a, _ in trials]
+    outs = [[t.numel() * t.element_size() for t in trees.tensor_leaves(e)] for _, e in trials]
+    if len({(len(r), len(o)) for r, o in zip(rows, outs)}) != 1:  # the structure varies: slack on the largest
+        return int(max(sum(align_up(max(n, 1)) for n in r + o) for r, o in zip(rows, outs)) * 1.5) + ALIGN
+    total = ALIGN
+    for col, output in [(c, False) for c in zip(*rows)] + [(c, True) for c in zip(*outs)]:
+        varies = min(col) != max(col) or (output and len(trials) == 1)
+        total += align_up(max(int(max(col) * 1.5) if varies else max(col), 1))
+    return total
 
 
 @dataclass

@@ -296,9 +296,8 @@ class Session:
         self.trial_expected = [out for out, _ in refs]
         self.trial_written = [w for _, w in refs]
         self.written_leaves = frozenset().union(*(w.leaves for w in self.trial_written))
-        # Room for MAX_CALLS_PER_SAMPLE calls where that fits the budget. Timed calls reuse the
-        # trials' inputs, so the largest trial's layout is all a call can need.
-        one = max(inp.call_bytes(a, e) for a, e in zip(self.trial_args, self.trial_expected))
+        # Room for MAX_CALLS_PER_SAMPLE calls where that fits the budget.
+        one = inp.call_bytes(list(zip(self.trial_args, self.trial_expected)))
         # eval.transport: auto takes device memory on a GPU, host memory on cpu.
         kind = "cuda" if self.ctx.cuda and self.req.eval.transport != "host" else "host"
         budget = ARENA_BUDGET_BYTES
