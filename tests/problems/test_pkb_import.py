@@ -111,6 +111,20 @@ def test_inputs_come_from_create_input_tensor():
     assert len(pair) == 2 and pair[0].shape == (16, 32) and pair[0].dtype == torch.float32
 
 
+@pytest.mark.timeout(300)
+def test_a_group_made_while_inputs_are_made_is_made_once():
+    # upstream 56 spent 53 s of a 100 s evaluation making timed input sets, each with new
+    # NCCL groups, and 40 s in the reference's first calls on them (2 x H200, s17)
+    from pkb_ray.selfcheck.launcher import run_ranks
+    from tests.selfcheck.audit.rank_targets import free_port
+
+    from . import pkb_rank_targets
+
+    res = run_ranks(pkb_rank_targets.groups_of_two_input_sets, 2, (free_port(),), timeout_s=240)
+    assert res.ok, res.why()
+    assert res.returned == {0: (True, 0, True), 1: (True, 0, True)}, res.returned
+
+
 def test_check_takes_upstream_arguments_as_they_are():
     """Non-tensor arguments, in-place updates and degenerate inputs are warnings for upstream
     problems; inputs too large for the machine are refused before they are allocated."""
