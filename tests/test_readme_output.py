@@ -121,9 +121,22 @@ def test_a_real_sweep_fits_and_answers_nothing_to_run_the_second_time(cpu_sweep)
         assert f"sweep {name!r}: all 2 cells done; nothing to run" in second.stderr, second.stderr
 
 
-@pytest.mark.parametrize("command", [c for c, how in RUN.items() if "sweep.py model=reference problems.ids" not in c]
-                         + ERRORS)
-def test_readme_command_fits_100_columns(command, workdir, cpu_sweep):
-    proc = run(argv(command, RUN.get(command, AS_WRITTEN), sweep_name=cpu_sweep[2]), workdir)
+CHECKED = [c for c in RUN if "sweep.py model=reference problems.ids" not in c] + ERRORS
+
+
+@pytest.fixture(scope="module")
+def outputs(workdir, cpu_sweep) -> dict[str, subprocess.CompletedProcess]:
+    """Every other command's run, two at a time: none of them times anything, and each
+    spends most of its 5-13 s importing (torch, litellm), which two cores halve."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        procs = pool.map(lambda c: run(argv(c, RUN.get(c, AS_WRITTEN), sweep_name=cpu_sweep[2]), workdir), CHECKED)
+        return dict(zip(CHECKED, procs))
+
+
+@pytest.mark.parametrize("command", CHECKED)
+def test_readme_command_fits_100_columns(command, outputs):
+    proc = outputs[command]
     assert proc.returncode == (2 if command in ERRORS else 0), proc.stderr[-3000:]
     assert too_wide(proc) == [], too_wide(proc)

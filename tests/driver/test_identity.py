@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
@@ -63,14 +64,21 @@ def test_changed_settings_are_refused_or_planned_anew_never_mixed(gpu_cluster, t
     # Each sweep-wide change is refused before anything runs, naming the key and both values.
     other_source = tmp_path / "copy"
     shutil.copytree(source, other_source)
-    for override, named in (
+    changes = (
         ("eval.world_size=4", "eval.world_size: recorded 2 (1 cells), now 4"),
         ("eval.size=bench", "eval.size: recorded small (1 cells), now bench"),
         ("eval.trials=2", "eval.trials: recorded 5 (1 cells), now 2"),
         (f"problems.source={other_source}", f"problems.source: recorded {source} (1 cells), now {other_source}"),
-    ):
+    )
+
+    def refused(override: str) -> subprocess.CompletedProcess:
         args = [a for a in base if not a.startswith(override.split("=")[0])] + [override]
-        proc = _sweep(tmp_path, gpu_cluster.address, *args, check=2)
+        return _sweep(tmp_path, gpu_cluster.address, *args, check=2)
+
+    # two at a time: each is refused before it writes anything, so none can see another
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        procs = list(pool.map(refused, [o for o, _ in changes]))
+    for (_, named), proc in zip(changes, procs):
         assert named in proc.stderr, proc.stderr
         assert "sweep.name=NEW_NAME" in proc.stderr and "sweep.fresh=true" in proc.stderr
     # The device: with a GPU node in the cluster, eval.device=auto now resolves to cuda.

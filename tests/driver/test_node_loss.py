@@ -42,7 +42,8 @@ def test_removing_a_node_mid_sweep(tmp_path, monkeypatch):
     killer.start()
     try:
         cfg = compose_config([
-            "model=reference", "problems=collectives", "attempts=2", "eval.device=cpu",
+            # untimed: what is under test is where cells run and that each is recorded once
+            "model=reference", "problems=collectives", "attempts=2", "eval.device=cpu", "eval.time_candidates=false",
             "cluster.evaluator_placement=gpu_node", f"cluster.address={cluster.address}",
             "sweep.name=nodeloss", "sweep.progress=false", "tracking.enabled=false",
         ])

@@ -18,7 +18,9 @@ def _journal_ids(path):
 
 
 def test_sigkill_then_rerun_records_each_cell_once(ray_head, tmp_path):
-    overrides = ["model=reference", "problems=collectives", "eval.device=cpu", "attempts=2",
+    # untimed: each cell recorded once is the point, and a cell still takes seconds
+    overrides = ["model=reference", "problems=collectives", "eval.device=cpu", "eval.time_candidates=false",
+                 "attempts=2",
                  "sweep.name=killme", "sweep.progress=false", f"cluster.address={ray_head.address}"]
     journal = tmp_path / "sweeps" / "killme" / "journal.jsonl"
     driver = subprocess.Popen(sweep_cmd(*overrides), cwd=tmp_path, env=scrubbed_env(),

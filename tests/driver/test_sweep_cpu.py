@@ -2,6 +2,7 @@
 with a real local Ray instance, real rank processes and MLflow on SQLite."""
 
 import csv
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -94,7 +95,8 @@ def test_a_gpu_sweep_is_planned_and_priced_on_a_cpu_machine_without_keys(tmp_pat
 def test_commands_with_other_settings_never_share_a_leaderboard(run_sweep_cli, tmp_path):
     """Without sweep.name each command gets the sweep its settings name: k=1 and k=2 cells
     never meet in one leaderboard, and each command again answers before Ray starts."""
-    one = ("model=reference", "problems.ids=[allreduce]", "eval.device=cpu")
+    # untimed: which cells meet in which leaderboard is the point
+    one = ("model=reference", "problems.ids=[allreduce]", "eval.device=cpu", "eval.time_candidates=false")
     first = run_sweep_cli(*one)
     second = run_sweep_cli(*one, "attempts=2")
     assert "0/0 cells" not in second.stderr and "a new sweep, 'reference-cpu-" in second.stderr
@@ -104,37 +106,35 @@ def test_commands_with_other_settings_never_share_a_leaderboard(run_sweep_cli, t
           for n in names}
     assert sorted(ks.values()) == [["1"], ["2"]], ks
     assert f"sweep '{names[0]}'" in first.stderr + second.stderr
-    for command, cells in ((one, 1), ((*one, "attempts=2"), 2)):
-        again = run_sweep_cli(*command)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # both answer before anything runs
+        agains = list(pool.map(lambda command: run_sweep_cli(*command), (one, (*one, "attempts=2"))))
+    for again, cells in zip(agains, (1, 2)):
         assert f"all {cells} cells done; nothing to run" in again.stderr, again.stderr
 
 
-def test_default_sweep_without_gpu_says_what_it_did(run_sweep_cli, tmp_path):
-    proc = run_sweep_cli("problems=smoke", "attempts=1", "sweep.name=nogpu")
-    assert "GPU evaluation needs GPU nodes" in proc.stderr
-    assert "cluster.address=auto" in proc.stderr
-    assert "CPU self-check" in proc.stderr
-    lines = (tmp_path / "sweeps" / "nogpu" / "journal.jsonl").read_text().splitlines()
-    assert len(lines) == 3
-    # What ran is what is recorded: the fallback model, and why, in config.yaml and MLflow.
-    import yaml
-
-    doc = list(yaml.safe_load_all((tmp_path / "sweeps" / "nogpu" / "config.yaml").read_text()))[-1]
-    assert doc["config"]["model"]["name"] == "reference" and doc["config"]["models"] == ["reference"]
-    assert doc["config"]["fallback"].startswith("expert -> reference: no Ray node with >= 2 GPUs")
-    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp = client.get_experiment_by_name("nogpu")
-    parent = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'sweep'")[0]
-    assert parent.data.params["models"] == "reference"
-    assert parent.data.params["fallback"].startswith("expert -> reference")
-    assert "Self-check: each problem's reference ran as its own candidate" in proc.stdout
-
-
 def test_default_cpu_self_check_runs_the_representative_set(run_sweep_cli, tmp_path):
-    """`python3 sweep.py` as a newcomer types it, on CPU: 12 problems, one per category."""
+    """`python3 sweep.py` as a newcomer types it, on CPU: 12 problems, one per category, and
+    it says what it did instead of the GPU sweep it was asked for."""
     proc = run_sweep_cli("sweep.name=newcomer")
     assert "12 representative problems, one per category" in proc.stderr
     assert "12 cells = 1 model x 12 problems x 1 attempt" in proc.stderr
     assert "pkb: estimate: about" in proc.stderr
+    assert "GPU evaluation needs GPU nodes" in proc.stderr
+    assert "cluster.address=auto" in proc.stderr
+    assert "CPU self-check" in proc.stderr
+    lines = (tmp_path / "sweeps" / "newcomer" / "journal.jsonl").read_text().splitlines()
+    assert len(lines) == 12
+    # What ran is what is recorded: the fallback model, and why, in config.yaml and MLflow.
+    import yaml
+
+    doc = list(yaml.safe_load_all((tmp_path / "sweeps" / "newcomer" / "config.yaml").read_text()))[-1]
+    assert doc["config"]["model"]["name"] == "reference" and doc["config"]["models"] == ["reference"]
+    assert doc["config"]["fallback"].startswith("expert -> reference: no Ray node with >= 2 GPUs")
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("newcomer")
+    parent = client.search_runs([exp.experiment_id], "tags.`pkb.kind` = 'sweep'")[0]
+    assert parent.data.params["models"] == "reference"
+    assert parent.data.params["fallback"].startswith("expert -> reference")
+    assert "Self-check: each problem's reference ran as its own candidate" in proc.stdout
     again = run_sweep_cli("sweep.name=newcomer")
     assert "all 12 cells done; nothing to run" in again.stderr

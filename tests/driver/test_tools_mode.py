@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -160,12 +161,15 @@ def test_settings_and_models_that_cannot_run_tools_are_refused_before_anything_r
                                         "tracking.enabled=false", "problems=smoke", *extra),
                               cwd=tmp_path, env=scrubbed_env(), capture_output=True, text=True, timeout=300)
 
-    bad_limit = sweep("model=reference", "mode.tools.limits.tool_calls=0")
+    # three at once: each is refused before it writes anything
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        bad_limit, pseudo, undeclared = pool.map(lambda extra: sweep(*extra), [
+            ("model=reference", "mode.tools.limits.tool_calls=0"),
+            ("model=reference",),
+            ("model=openai_compatible", "model.api_base=http://127.0.0.1:9/v1", "model.model_id=x")])
     assert bad_limit.returncode != 0
     assert "mode.tools.limits.tool_calls must be > 0, got 0" in bad_limit.stderr
-    pseudo = sweep("model=reference")
     assert pseudo.returncode != 0
     assert "mode=tools" in pseudo.stderr and "pseudo-model" in pseudo.stderr and "Nothing ran" in pseudo.stderr
-    undeclared = sweep("model=openai_compatible", "model.api_base=http://127.0.0.1:9/v1", "model.model_id=x")
     assert undeclared.returncode != 0 and "mode.tools.tool_models=[openai_compatible]" in undeclared.stderr
     assert not (tmp_path / "sweeps").exists() or not list((tmp_path / "sweeps").rglob("journal.jsonl"))
