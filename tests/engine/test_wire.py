@@ -209,8 +209,8 @@ def test_host_arena_views_stay_inside():
 def test_calls_fit_an_arena_sized_by_call_bytes():
     """The arena holds exactly its calls (a strided argument spans more than its elements, an
     odd size takes its alignment). Only a leaf whose size varies between the trials gets 50%
-    slack (timed calls get fresh inputs): upstream 68's 14 GB table a rank, with slack on
-    everything, took two 42 GB arenas and ran the GPU out of memory."""
+    slack (timed calls get fresh inputs): with slack on everything each of upstream 68's two
+    arenas a rank was 79 GiB (two calls of its 26.5 GiB table, and half again)."""
     big = torch.randn(64, 40)
     args = (big[::2, :7].t(), torch.zeros(3, dtype=torch.int8), 5, [torch.randn(9)])  # spans 9948 bytes, 3, 36
     expected = (torch.randn(11), torch.zeros(2, 2))

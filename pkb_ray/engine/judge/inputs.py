@@ -109,8 +109,8 @@ def call_bytes(trials: list[tuple[Any, Any]]) -> int:
     each leaf as place() and slots_for() lay it out, aligned. Timed calls get fresh inputs,
     so a leaf whose size differed between the trials (a data-dependent shape) gets 50% slack,
     as do the outputs where a single trial cannot show it; every other leaf its exact size.
-    Slack on everything took upstream 68's 14 GB table a rank to two 42 GB arenas, and the
-    GPU ran out of memory."""
+    Slack on everything made each of upstream 68's two arenas a rank 79 GiB (two calls of its
+    26.5 GiB table, and half again)."""
     rows = [[_span_bytes(t) for t in trees.tensor_leaves(a, True)] for a, _ in trials]
     outs = [[t.numel() * t.element_size() for t in trees.tensor_leaves(e)] for _, e in trials]
     if len({(len(r), len(o)) for r, o in zip(rows, outs)}) != 1:  # the structure varies: slack on the largest
@@ -217,8 +217,8 @@ def _differs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if a.dtype == torch.bool:
         return (a != b).any()
     x, y = _words(a), _words(b)
-    # In slices: a whole-tensor `!=` makes a bool per word, and per byte it made a 26 GiB one
-    # for upstream 68's table (a 28 GiB argument), which ran the GPU out of memory.
+    # In slices: a whole-tensor `!=` makes a bool per word, and per byte it made a 26.5 GiB
+    # one for upstream 68's 26.5 GiB table, which ran the GPU out of memory.
     flags = [(x[i:i + _SLICE] != y[i:i + _SLICE]).any() for i in range(0, x.numel(), _SLICE)]
     return flags[0] if len(flags) == 1 else torch.stack(flags).any()
 

@@ -300,24 +300,27 @@ class Session:
         one = inp.call_bytes(list(zip(self.trial_args, self.trial_expected)))
         # eval.transport: auto takes device memory on a GPU, host memory on cpu.
         kind = "cuda" if self.ctx.cuda and self.req.eval.transport != "host" else "host"
-        budget = ARENA_BUDGET_BYTES
+        budget, free = ARENA_BUDGET_BYTES, 0
         if kind == "cuda":
-            budget = min(CUDA_ARENA_BUDGET_BYTES, torch.cuda.mem_get_info(self.device)[0] // 16)
+            # cuMemCreate cannot take what torch's allocator keeps cached (the references'
+            # clones of the trials' arguments, freed): it is handed back first
+            torch.cuda.empty_cache()
+            free = torch.cuda.mem_get_info(self.device)[0]
+            budget = min(CUDA_ARENA_BUDGET_BYTES, free // 16)
         # At least two calls (the calibration's two batch sizes), however large: four of
         # vocab_parallel_gemv_decode's at one rank (a 4 GiB weight) were 24 GiB per worker.
         nbytes = max(2 * one, min(MAX_CALLS_PER_SAMPLE * one, budget))
-        if kind == "cuda":
-            # Both arenas and a timed sample's fresh input set, beside what is held already:
-            # upstream 68's 28 GiB table a rank at ws 2 needs 142 GiB of a 141 GiB H200, and
-            # cuMemCreate's out-of-memory said nothing of why.
-            need, free = 2 * nbytes + one, torch.cuda.mem_get_info(self.device)[0]
-            if need > free:
-                self.fail(FailureClass.HARNESS_ERROR,
-                          f"the problem does not fit {self.device} at world size {self.ctx.world_size}, size "
-                          f"{self.req.size!r}: a call's arguments and outputs take {one / 2**30:.1f} GiB, and the "
-                          f"evaluation needs {need / 2**30:.1f} GiB more (two calls in each worker's arena, a fresh "
-                          f"input set) with {free / 2**30:.1f} GiB free; a larger world size shards it smaller")
-                return
+        # Both arenas and a timed sample's fresh input set, beside what is held already:
+        # upstream 68 at ws 2 holds its 26.5 GiB table a rank twice (the trials) and needs
+        # 132 GiB more, on a 141 GiB H200, where cuMemCreate's out-of-memory said nothing of why.
+        if kind == "cuda" and 2 * nbytes + one > free:
+            self.fail(FailureClass.HARNESS_ERROR,
+                      f"the problem does not fit {self.device} at world size {self.ctx.world_size}, size "
+                      f"{self.req.size!r}: a call's arguments and outputs take {one / 2**30:.1f} GiB, and the "
+                      f"evaluation needs {(2 * nbytes + one) / 2**30:.1f} GiB more (two calls in each worker's "
+                      f"arena, a fresh input set) with {free / 2**30:.1f} GiB free; a larger world size shards "
+                      "it smaller")
+            return
         self.stage_back = kind == "host" and self.ctx.cuda
         for side in self.sides:
             side.arena = make_arena(kind, nbytes, self.device)
