@@ -250,6 +250,18 @@ def test_the_first_call_whose_inputs_changed_is_found_with_one_wait():
     arena.close()
 
 
+def test_bit_for_bit_on_arguments_that_start_anywhere():
+    """Arguments are compared as words: a slice of a larger tensor (an input maker may return
+    one) starts where its arena copy does not, and both sides must take the same word."""
+    base = torch.randn(1001, dtype=torch.float32).to(torch.bfloat16)
+    for arg in (base[1:], base[3:1000], base[:7]):  # 2, 6 and 0 bytes past an 8-byte boundary
+        copy = arg.clone()
+        assert inp._same_bits(arg, copy) and inp._same_bits(copy, arg)
+        copy.view(torch.int16)[-1] ^= 1
+        assert not inp._same_bits(arg, copy) and not inp._same_bits(copy, arg)
+    assert not inp._same_bits(torch.zeros(3), -torch.zeros(3))  # -0.0 is other bits
+
+
 def test_compare_nested_and_special_outputs():
     t = torch.randn(3, 4)
     assert compare([t, {"a": t, "b": [1, 2.0, None]}], (t, {"a": t, "b": [1, 2.0, None]}), 1e-3, 1e-3).ok

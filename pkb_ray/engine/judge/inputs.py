@@ -216,7 +216,9 @@ def _differs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return torch.zeros((), dtype=torch.bool, device=b.device)
     if a.dtype == torch.bool:
         return (a != b).any()
-    x, y = _words(a), _words(b)
+    a, b = a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8)
+    word = _word(a, b)
+    x, y = (a, b) if word is None else (a.view(word), b.view(word))
     # In slices: a whole-tensor `!=` makes a bool per word, and per byte it made a 26.5 GiB
     # one for upstream 68's 26.5 GiB table, which ran the GPU out of memory.
     flags = [(x[i:i + _SLICE] != y[i:i + _SLICE]).any() for i in range(0, x.numel(), _SLICE)]
@@ -226,14 +228,14 @@ def _differs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 _SLICE = 1 << 25
 
 
-def _words(t: torch.Tensor) -> torch.Tensor:
-    """A tensor's bytes as the widest integers that divide them (bits compared as they are:
-    -0.0 is not 0.0, and a NaN's payload counts)."""
-    flat = t.contiguous().reshape(-1).view(torch.uint8)
+def _word(a: torch.Tensor, b: torch.Tensor) -> torch.dtype | None:
+    """The widest integer that two byte tensors of one length can both be viewed as (bits
+    compared as they are: -0.0 is not 0.0, and a NaN's payload counts); None: bytes. Both
+    sides take the same one: a slice of an argument starts where the arena's copy does not."""
     for dtype, n in ((torch.int64, 8), (torch.int32, 4), (torch.int16, 2)):
-        if flat.numel() % n == 0 and flat.data_ptr() % n == 0:
-            return flat.view(dtype)
-    return flat
+        if a.numel() % n == 0 and a.data_ptr() % n == 0 and b.data_ptr() % n == 0:
+            return dtype
+    return None
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
