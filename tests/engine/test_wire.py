@@ -207,17 +207,16 @@ def test_host_arena_views_stay_inside():
 
 
 def test_calls_fit_an_arena_sized_by_call_bytes():
-    """The arena holds exactly its calls (a strided argument spans more than its elements, an
-    odd size takes its alignment). Only a leaf whose size varies between the trials gets 50%
-    slack (timed calls get fresh inputs): with slack on everything each of upstream 68's two
-    arenas a rank was 79 GiB (two calls of its 26.5 GiB table, and half again)."""
+    """A call's room counts what place() lays out (a strided argument spans more than its
+    elements, an odd size takes its alignment), and half again for fresh inputs whose
+    data-dependent sizes no trial showed."""
     big = torch.randn(64, 40)
     args = (big[::2, :7].t(), torch.zeros(3, dtype=torch.int8), 5, [torch.randn(9)])  # spans 9948 bytes, 3, 36
     expected = (torch.randn(11), torch.zeros(2, 2))
-    one = inp.call_bytes([(args, expected), (args, expected)])
-    assert one == 9984 + 4 * 256 + 256  # 9948 bytes then four small leaves, each aligned to 256; one more
-    arena = HostArena(3 * one)
-    layout = Layout(3 * one)
+    exact = 9984 + 4 * 256  # 9948 bytes then four small leaves, each aligned to 256
+    assert inp.call_bytes([(args, expected)]) == int(exact * 1.5) + 256
+    layout = Layout(3 * exact)
+    arena = HostArena(3 * exact)
     for _ in range(3):
         placed = inp.place(args, arena, layout)
         inp.slots_for(expected, arena, layout)
@@ -225,11 +224,9 @@ def test_calls_fit_an_arena_sized_by_call_bytes():
     with pytest.raises(MemoryError):
         inp.place(args, arena, layout)
     arena.close()
-    # an output of 300 floats in one trial and 400 in the other: 600 floats' room
-    varied = inp.call_bytes([((torch.zeros(1000),), torch.zeros(300)), ((torch.zeros(1000),), torch.zeros(400))])
-    assert varied == 4096 + 2560 + 256  # 4000 bytes -> 4096; 1600 x 1.5 -> 2560
-    # one trial cannot show whether outputs vary: they get the slack, the arguments do not
-    assert inp.call_bytes([((torch.zeros(1000),), torch.zeros(400))]) == 4096 + 2560 + 256
+    # the largest trial sets the room
+    small, large = ((torch.zeros(100),), torch.zeros(300)), ((torch.zeros(1000),), torch.zeros(400))
+    assert inp.call_bytes([small, large]) == inp.call_bytes([large]) == int((4096 + 1792) * 1.5) + 256
 
 
 def test_the_first_call_whose_inputs_changed_is_found_with_one_wait():

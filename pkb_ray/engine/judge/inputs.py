@@ -106,20 +106,17 @@ def _span_bytes(t: torch.Tensor) -> int:
 
 def call_bytes(trials: list[tuple[Any, Any]]) -> int:
     """Arena bytes one timed call may take, from the trials' (arguments, expected outputs):
-    each leaf as place() and slots_for() lay it out, aligned. Timed calls get fresh inputs,
-    so a leaf whose size differed between the trials (a data-dependent shape) gets 50% slack,
-    as do the outputs where a single trial cannot show it; every other leaf its exact size.
-    Slack on everything made each of upstream 68's two arenas a rank 79 GiB (two calls of its
-    26.5 GiB table, and half again)."""
-    rows = [[_span_bytes(t) for t in trees.tensor_leaves(a, True)] for a, _ in trials]
-    outs = [[t.numel() * t.element_size() for t in trees.tensor_leaves(e)] for _, e in trials]
-    if len({(len(r), len(o)) for r, o in zip(rows, outs)}) != 1:  # the structure varies: slack on the largest
-        return int(max(sum(align_up(max(n, 1)) for n in r + o) for r, o in zip(rows, outs)) * 1.5) + ALIGN
-    total = ALIGN
-    for col, output in [(c, False) for c in zip(*rows)] + [(c, True) for c in zip(*outs)]:
-        varies = min(col) != max(col) or (output and len(trials) == 1)
-        total += align_up(max(int(max(col) * 1.5) if varies else max(col), 1))
-    return total
+    the largest trial's layout (each leaf as place() and slots_for() lay it out, strided spans
+    and alignment counted), and half again. Timed calls get fresh inputs each sample, and a
+    data-dependent size no trial showed must still fit: sized exactly, a lookup whose one
+    seed in eight had 64x the ids filled the arena and failed the reference against itself
+    (an adversarial review, s17)."""
+    def layout(args: Any, expected: Any) -> int:
+        leaves = [_span_bytes(t) for t in trees.tensor_leaves(args, True)]
+        leaves += [t.numel() * t.element_size() for t in trees.tensor_leaves(expected)]
+        return sum(align_up(max(n, 1)) for n in leaves)
+
+    return int(max(layout(a, e) for a, e in trials) * 1.5) + ALIGN
 
 
 @dataclass

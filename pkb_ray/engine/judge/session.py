@@ -310,16 +310,18 @@ class Session:
         # At least two calls (the calibration's two batch sizes), however large: four of
         # vocab_parallel_gemv_decode's at one rank (a 4 GiB weight) were 24 GiB per worker.
         nbytes = max(2 * one, min(MAX_CALLS_PER_SAMPLE * one, budget))
-        # Both arenas and a timed sample's fresh input set, beside what is held already:
-        # upstream 68 at ws 2 holds its 26.5 GiB table a rank twice (the trials) and needs
-        # 132 GiB more, on a 141 GiB H200, where cuMemCreate's out-of-memory said nothing of why.
-        if kind == "cuda" and 2 * nbytes + one > free:
+        # Both arenas and a sample's fresh inputs (two calls' worth: the least batch, or one
+        # call and the checked call's reference), beside what is held already: upstream 68 at
+        # ws 2 holds its 26.5 GiB table a rank twice (the trials) and needs over 200 GiB more,
+        # on a 141 GiB H200, where cuMemCreate's out-of-memory said nothing of why.
+        need = 2 * nbytes + 2 * one
+        if kind == "cuda" and need > free:
             self.fail(FailureClass.HARNESS_ERROR,
                       f"the problem does not fit {self.device} at world size {self.ctx.world_size}, size "
-                      f"{self.req.size!r}: a call's arguments and outputs take {one / 2**30:.1f} GiB, and the "
-                      f"evaluation needs {(2 * nbytes + one) / 2**30:.1f} GiB more (two calls in each worker's "
-                      f"arena, a fresh input set) with {free / 2**30:.1f} GiB free; a larger world size shards "
-                      "it smaller")
+                      f"{self.req.size!r}: a call's arguments and outputs take {one / 2**30:.1f} GiB with room "
+                      f"for larger inputs, and the evaluation needs {need / 2**30:.1f} GiB more (two calls in "
+                      f"each worker's arena, a sample's fresh inputs) with {free / 2**30:.1f} GiB free; a larger "
+                      "world size shards it smaller")
             return
         self.stage_back = kind == "host" and self.ctx.cuda
         for side in self.sides:
