@@ -98,3 +98,17 @@ def test_a_reference_that_changes_its_arguments_structure_is_refused(change):
     same = inp.clone(before)
     same[0][1].mul_(2)  # values in place: allowed, and found
     assert inp.written_by(before, same).leaves == {1}
+
+
+def test_no_figure_against_a_reference_that_makes_groups_in_every_call(cache_dir):
+    # upstream 48 makes its groups inside solution(): 931 ms a call of NCCL set-up at ws 2,
+    # and 2.33 [1.62, 3.06] against itself
+    ref = FIXTURE_PROBLEMS / "groups_per_call" / "reference.py"
+    res = evaluate(request_for(ref, cache_dir, problem_id="groups_per_call", guard=False, trials=2),
+                   load_problem=LOADER)
+    assert res.correct and res.speedup is None, (res.failure, res.message, res.log[-3000:])
+    assert res.timing.unmeasurable_kind == "reference_makes_groups", res.timing
+    assert "makes new process groups in every call" in res.message
+    # a reference that makes its group once and keeps it (clip_in_group) is timed
+    res = _eval(REFERENCE, cache_dir, guard=False, trials=2)
+    assert res.correct and res.timing.unmeasurable_kind != "reference_makes_groups", (res.message, res.timing)

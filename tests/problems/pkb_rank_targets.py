@@ -18,7 +18,7 @@ def groups_of_two_input_sets(rank: int, world_size: int, port: int):
     import torch.distributed as dist
 
     from pkb_ray.problems import load_problem
-    from pkb_ray.selfcheck.audit.ledger import _process_groups
+    from pkb_ray.engine.judge.group import process_group_count as _process_groups
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timedelta(seconds=60))

@@ -56,3 +56,14 @@ class JudgeGroup:
             dist.destroy_process_group()
         except Exception:  # noqa: BLE001 - already gone (a peer's exit aborted it): nothing to leave
             pass
+
+
+def process_group_count() -> int:
+    """How many process groups this process is in. torch.distributed keeps no public count:
+    its registry of groups (pg_map) is private, and read only here; 0 where it is missing.
+    Counting calls to dist.new_group instead would miss `from torch.distributed import
+    new_group` and new_subgroups."""
+    if not dist.is_available() or not dist.is_initialized():
+        return 0
+    world = getattr(dist.distributed_c10d, "_world", None)
+    return len(getattr(world, "pg_map", ()) or ())

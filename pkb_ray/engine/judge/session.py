@@ -31,6 +31,7 @@ from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.judge import inputs as inp
 from pkb_ray.engine.judge.context import JudgeContext
 from pkb_ray.engine.judge.freezer import FreezeUnavailable, RankFreezer
+from pkb_ray.engine.judge.group import process_group_count
 from pkb_ray.engine.judge.link import WorkerFault, WorkerLink
 from pkb_ray.engine.judge.stop import Stop
 from pkb_ray.engine.protocol import codec, messages as m
@@ -140,6 +141,10 @@ class Session:
         self.stage_back = False
         self.trial_written: list[inp.Written] = []
         self.written_leaves: frozenset[int] = frozenset()
+        self.makes_groups = False
+        """The reference made a process group in a call after its first (upstream 48 makes
+        two in each): its time is communicator set-up, which no figure is compared with."""
+        self.reference_calls = 0
         """The tensor arguments the reference writes on any trial's inputs (inputs.Written),
         which the timed calls also take: every other one stays checked bit for bit."""
 
@@ -279,8 +284,13 @@ class Session:
     def reference(self, args: tuple) -> tuple[Any, inp.Written]:
         """The reference's outputs on `args`, and what it wrote into (a clone of) them."""
         work = inp.clone(args)
+        groups = process_group_count()
         out = self.problem.solution(*work)
         self.sync()
+        # a first call may make groups it keeps (clip_in_group caches its own): only a later
+        # call's new group says the reference makes them per call
+        self.makes_groups = self.makes_groups or (self.reference_calls > 0 and process_group_count() > groups)
+        self.reference_calls += 1
         return inp.clone(out), inp.written_by(args, work)
 
     def make(self) -> tuple:

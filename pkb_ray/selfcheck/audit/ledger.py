@@ -23,6 +23,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from pkb_ray.engine.judge.group import process_group_count
 from pkb_ray.selfcheck.audit import comm
 from pkb_ray.selfcheck.audit.records import Ledger
 
@@ -173,7 +174,7 @@ def count_call(fn: Callable[..., Any], args: tuple, rank: int, world_size: int) 
 
     counter = _Counter(rank, world_size)
     flops = FlopCounterMode(display=False)
-    groups = _process_groups()
+    groups = process_group_count()
     with flops, counter:
         out = fn(*args)
     if torch.cuda.is_available() and torch.cuda.is_initialized():
@@ -182,17 +183,4 @@ def count_call(fn: Callable[..., Any], args: tuple, rank: int, world_size: int) 
                        matmul_flops=float(flops.get_total_flops()), pointwise_flops=counter.pointwise,
                        ops=counter.ops, collectives=tuple(counter.collectives),
                        unmodelled=tuple(sorted(counter.unmodelled)),
-                       groups_made=max(0, _process_groups() - groups))
-
-
-def _process_groups() -> int:
-    """How many process groups this process has. torch.distributed keeps no public count:
-    its registry of groups (pg_map) is private, and read only here; 0 where it is missing.
-    Counting calls to dist.new_group instead would miss `from torch.distributed import
-    new_group` and new_subgroups (upstream 48 makes its groups with dist.new_group)."""
-    import torch.distributed as dist
-
-    if not dist.is_available() or not dist.is_initialized():
-        return 0
-    world = getattr(dist.distributed_c10d, "_world", None)
-    return len(getattr(world, "pg_map", ()) or ())
+                       groups_made=max(0, process_group_count() - groups))

@@ -135,7 +135,8 @@ class Interleaved:
         self.mode_source = ""
         self.unmeasurable = ""
         self.unmeasurable_kind = ""
-        """too_short | waits_on_host | no_gate | loaded: why no figure (verdict.py weighs them apart)."""
+        """too_short | waits_on_host | no_gate | loaded | reference_makes_groups: why no figure
+        (verdict.py weighs them apart)."""
         self.expiries = HeldExpiries(1)
         self.meter: ConditionsMeter | None = None
         self.t_main: float | None = None
@@ -405,6 +406,9 @@ class Interleaved:
     def sample_all(self, trial_sets: list[tuple], t_phase: float) -> None:
         """The phase in its steps: the problem's mode (kept by the node, or decided here from
         the reference's probe), warm-up, the samples, the report."""
+        if self.makes_groups():  # known from the trials: no sample is worth taking
+            self.report_phase("unmeasurable", t_phase)
+            return
         mode = self.s.job.mode
         if mode is None:
             # A mode decided where the gate could not be mapped says nothing of the problem:
@@ -420,6 +424,19 @@ class Interleaved:
             self.warm_up(trial_sets)
             stopped = self.take_samples()
         self.report_phase(stopped, t_phase)
+
+    def makes_groups(self) -> bool:
+        """Whether the reference made new process groups in a call after its first, on any
+        judge (every judge asks at the same step): then no figure. Each call of it builds
+        communicators (931 ms a call for upstream 48 at ws 2, which read 2.33 [1.62, 3.06]
+        against itself), and leaks them into the judges."""
+        if not any(self.ctx.group.gather(self.s.makes_groups)):
+            return False
+        if not self.unmeasurable:
+            self.unmeasurable = ("the reference makes new process groups in every call: its time is "
+                                 "communicator set-up, not its kernels'")
+            self.unmeasurable_kind = "reference_makes_groups"
+        return True
 
     def decide_mode(self, trial_sets: list[tuple]) -> TimingMode:
         """The problem's mode, from the reference's half of a few probe samples alone: held
@@ -593,6 +610,7 @@ class Interleaved:
         for part, sec in self.spent.items():
             s.report.seconds[f"timing.{part}"] = sec
         s.report.checked_timed_calls = self.checked
+        self.makes_groups()  # with one trial, only the secretly checked calls can show it
         unmeasurable, kind = self.unmeasurable, self.unmeasurable_kind
         if not unmeasurable and self.cand_win:
             for side, wins in ((self.ref_side, self.ref_win), (self.cand_side, self.cand_win)):
