@@ -56,7 +56,8 @@ def test_changed_settings_are_refused_or_planned_anew_never_mixed(gpu_cluster, t
     source.mkdir()
     shutil.copytree(builtin_dir() / "allreduce", source / "allreduce")
     shutil.copytree(builtin_dir() / "_shared", source / "_shared")  # the expert's include
-    base = ("eval.device=cpu", f"problems.source={source}", "problems.ids=[allreduce]")
+    # untimed: which settings a record was made with is the point
+    base = ("eval.device=cpu", f"problems.source={source}", "problems.ids=[allreduce]", "eval.time_candidates=false")
     _sweep(tmp_path, gpu_cluster.address, *base, check=0)
     assert len(_journal(tmp_path)) == 1 and len(_invocations(tmp_path)) == 1
     before = (tmp_path / "sweeps" / "s" / "leaderboard.md").read_text()
