@@ -141,12 +141,12 @@ class Session:
         self.stage_back = False
         self.trial_written: list[inp.Written] = []
         self.written_leaves: frozenset[int] = frozenset()
+        """The tensor arguments the reference writes on any trial's inputs (inputs.Written),
+        which the timed calls also take: every other one stays checked bit for bit."""
         self.makes_groups = False
         """The reference made a process group in a call after its first (upstream 48 makes
         two in each): its time is communicator set-up, which no figure is compared with."""
         self.reference_calls = 0
-        """The tensor arguments the reference writes on any trial's inputs (inputs.Written),
-        which the timed calls also take: every other one stays checked bit for bit."""
 
     # ------------------------------------------------------------------ plumbing
     @property
