@@ -218,6 +218,13 @@ class TimingEvidence:
     during the timing phase."""
     between_sd: float = 0.0
     """The spread between evaluations added to the interval (log space; engine/node/timing_stats.py)."""
+    windows_ms: list[list[float]] = field(default_factory=list)
+    """[[reference, candidate], ...]: every sample's two windows on the judge's clock (the
+    slowest rank, ms for the sample's calls, the floor not taken off), so that anyone can
+    redo the statistics or plot them (scripts/bench_eval.py does)."""
+    empty_windows_ms: list[float] = field(default_factory=list)
+    """The empty runs' windows the floor is the median of (cuda; none on cpu, whose floor is
+    calibrated before the phase)."""
 
 
 @dataclass

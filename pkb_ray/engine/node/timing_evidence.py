@@ -8,6 +8,7 @@ enters a figure, so a worker that lies about its time gains nothing.
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
 from pkb_ray.engine.protocol.timing import LEAST_SHARE, TimingSamples, rel_ci_of_median
 from pkb_ray.records import TimingEvidence
@@ -47,7 +48,9 @@ def evidence(s: TimingSamples) -> tuple[TimingEvidence, list[float], list[float]
         reference_report_ratio=report_ratio(s.reference_report_ms, ref, k),
         unmeasurable=s.unmeasurable, before_open_ms=s.before_open_ms, impossible=list(s.impossible),
         mode_source=s.mode_source, reference_expired=s.reference_expired, candidate_expired=s.candidate_expired,
-        unmeasurable_kind=s.unmeasurable_kind, problem_calls_per_sample=s.problem_calls_per_sample)
+        unmeasurable_kind=s.unmeasurable_kind, problem_calls_per_sample=s.problem_calls_per_sample,
+        windows_ms=[[_short(r), _short(c)] for r, c in zip(s.reference_window_ms, s.candidate_window_ms)],
+        empty_windows_ms=[_short(e) for e in s.empty_window_ms])
     c = s.conditions
     if c is not None:
         ev.cpu_pressure, ev.steal, ev.foreign_cpu = c.cpu_pressure, c.steal, c.foreign
@@ -65,3 +68,9 @@ def clock_disagrees(ev: TimingEvidence) -> bool:
 
 def _finite(x: float) -> float | None:
     return x if x == x and x != float("inf") else None
+
+
+def _short(ms: Any) -> float:
+    """Five significant digits: a window's own noise is larger (the judge's clock, a wake-up),
+    and a record keeps hundreds of them."""
+    return float(f"{float(ms):.5g}")

@@ -101,3 +101,6 @@ class TimingSamples:
     conditions: TimingConditions | None = None
     loaded: bool = False
     """The host was too loaded for a figure (`unmeasurable` says how)."""
+    empty_window_ms: list = field(default_factory=list)
+    """cuda: the windows of the empty runs beside the main loop's samples (rank 0's view of
+    the slowest rank, ms for a sample's calls): the evidence floor_ms is the median of."""

@@ -635,7 +635,7 @@ class Interleaved:
                 impossible=self.impossible[:10], mode_source=self.mode_source,
                 reference_expired=self.expiries.reference, candidate_expired=self.expiries.candidate,
                 unmeasurable_kind=kind, problem_calls_per_sample=self.mode.calls_per_sample if self.mode else k,
-                conditions=conditions, loaded=bool(load))
+                conditions=conditions, loaded=bool(load), empty_window_ms=list(self.empty_win))
         if self.impossible:
             s.fail(FailureClass.IMPLAUSIBLE, "the worker reported more time than the judge saw pass: "
                    + self.impossible[0], own_fault=True)
