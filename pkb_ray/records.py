@@ -225,6 +225,9 @@ class TimingEvidence:
     empty_windows_ms: list[float] = field(default_factory=list)
     """The empty runs' windows the floor is the median of (cuda; none on cpu, whose floor is
     calibrated before the phase)."""
+    sample_at_s: list[float] = field(default_factory=list)
+    """When each sample ended (epoch seconds, wall clock): to line samples up with what else the
+    machine logged meanwhile (GPU clocks, load)."""
 
 
 @dataclass

@@ -50,7 +50,8 @@ def evidence(s: TimingSamples) -> tuple[TimingEvidence, list[float], list[float]
         mode_source=s.mode_source, reference_expired=s.reference_expired, candidate_expired=s.candidate_expired,
         unmeasurable_kind=s.unmeasurable_kind, problem_calls_per_sample=s.problem_calls_per_sample,
         windows_ms=[[_short(r), _short(c)] for r, c in zip(s.reference_window_ms, s.candidate_window_ms)],
-        empty_windows_ms=[_short(e) for e in s.empty_window_ms])
+        empty_windows_ms=[_short(e) for e in s.empty_window_ms],
+        sample_at_s=[round(float(t), 4) for t in s.sample_at_s])
     c = s.conditions
     if c is not None:
         ev.cpu_pressure, ev.steal, ev.foreign_cpu = c.cpu_pressure, c.steal, c.foreign

@@ -104,3 +104,5 @@ class TimingSamples:
     empty_window_ms: list = field(default_factory=list)
     """cuda: the windows of the empty runs beside the main loop's samples (rank 0's view of
     the slowest rank, ms for a sample's calls): the evidence floor_ms is the median of."""
+    sample_at_s: list = field(default_factory=list)
+    """Wall-clock time (epoch seconds) each sample ended on rank 0's judge."""

@@ -147,6 +147,9 @@ class Interleaved:
         self.ref_win: list[float] = []
         self.cand_win: list[float] = []
         self.ref_rep: list[float] = []
+        self.sample_at: list[float] = []
+        """Wall-clock time (epoch seconds) each sample ended on this judge: lines samples up with
+        what else the machine logged (GPU clocks, other processes)."""
         self.cand_rep: list[float] = []
         self.floor_ms = 0.0
         self.empty = self.ctx.cuda
@@ -565,6 +568,7 @@ class Interleaved:
                     if action == "shrink":
                         self.k = self.expiries.k
                         self.ref_win, self.cand_win, self.ref_rep, self.cand_rep = [], [], [], []
+                        self.sample_at = []
                         self.empty_win, n = [], 0
                         continue
                     if action == "drop":
@@ -576,6 +580,7 @@ class Interleaved:
                 # evaluations); the median of the phase's own empty runs is one figure of hundreds.
                 self.floor_ms = statistics.median(self.empty_win) if len(self.empty_win) >= MIN_EMPTY else smp.floor_ms
                 self.ref_win.append(smp.ref_ms)
+                self.sample_at.append(time.time())
                 self.cand_win.append(smp.cand_ms)
                 self.ref_rep.append(smp.ref_report_ms)
                 self.cand_rep.append(smp.cand_report_ms)
@@ -635,7 +640,8 @@ class Interleaved:
                 impossible=self.impossible[:10], mode_source=self.mode_source,
                 reference_expired=self.expiries.reference, candidate_expired=self.expiries.candidate,
                 unmeasurable_kind=kind, problem_calls_per_sample=self.mode.calls_per_sample if self.mode else k,
-                conditions=conditions, loaded=bool(load), empty_window_ms=list(self.empty_win))
+                conditions=conditions, loaded=bool(load), empty_window_ms=list(self.empty_win),
+                sample_at_s=list(self.sample_at))
         if self.impossible:
             s.fail(FailureClass.IMPLAUSIBLE, "the worker reported more time than the judge saw pass: "
                    + self.impossible[0], own_fault=True)
