@@ -219,9 +219,10 @@ class TimingEvidence:
     between_sd: float = 0.0
     """The spread between evaluations added to the interval (log space; engine/node/timing_stats.py)."""
     windows_ms: list[list[float]] = field(default_factory=list)
-    """[[reference, candidate], ...]: every sample's two windows on the judge's clock (the
-    slowest rank, ms for the sample's calls, the floor not taken off), so that anyone can
-    redo the statistics or plot them (scripts/bench_eval.py does)."""
+    """[[reference, candidate, reference's own, candidate's own], ...]: every sample's two
+    windows on the judge's clock (the slowest rank, ms for the sample's calls, the floor not
+    taken off), then what each worker's own clock said of the same calls (evidence only), so
+    that anyone can redo the statistics or plot them."""
     empty_windows_ms: list[float] = field(default_factory=list)
     """The empty runs' windows the floor is the median of (cuda; none on cpu, whose floor is
     calibrated before the phase)."""

@@ -52,6 +52,7 @@ def validate(cfg: RootConfig, more: Sequence[str] = ()) -> None:
         ("cluster.max_inflight_generations", 1),
         ("cluster.max_queued_builds", 1),
         ("eval.timing.min_calls", 1),
+        ("eval.timing.max_batch_calls", 1),
     ):
         value = _get(cfg, key)
         if not isinstance(value, int) or value < minimum:

@@ -59,9 +59,6 @@ runs fft2d_transpose out of memory): a sample of 5 allreduce calls at the bench 
 is 0.25 ms of work in a 0.8 ms window, and a few microseconds that differ between two
 workers' messages move a reference against itself by 4% (H100). About a millisecond of
 calls per sample makes them a fraction of a percent."""
-MAX_CALLS_PER_SAMPLE = 64
-"""256 calls of the allreduce expert behind one gate fill CUDA's launch queue: the gate
-expires and the sample runs ungated, 7x slower (1024x1024, H100)."""
 
 
 @dataclass
@@ -306,7 +303,7 @@ class Session:
         self.trial_expected = [out for out, _ in refs]
         self.trial_written = [w for _, w in refs]
         self.written_leaves = frozenset().union(*(w.leaves for w in self.trial_written))
-        # Room for MAX_CALLS_PER_SAMPLE calls where that fits the budget.
+        # Room for eval.timing.max_batch_calls calls where that fits the budget.
         one = inp.call_bytes(list(zip(self.trial_args, self.trial_expected)))
         # eval.transport: auto takes device memory on a GPU, host memory on cpu.
         kind = "cuda" if self.ctx.cuda and self.req.eval.transport != "host" else "host"
@@ -319,7 +316,7 @@ class Session:
             budget = min(CUDA_ARENA_BUDGET_BYTES, free // 16)
         # At least two calls (the calibration's two batch sizes), however large: four of
         # vocab_parallel_gemv_decode's at one rank (a 4 GiB weight) were 24 GiB per worker.
-        nbytes = max(2 * one, min(MAX_CALLS_PER_SAMPLE * one, budget))
+        nbytes = max(2 * one, min(self.cfg.max_batch_calls * one, budget))
         # Both arenas and a sample's fresh inputs (two calls' worth: the least batch, or one
         # call and the checked call's reference), beside what is held already: upstream 68 at
         # ws 2 holds its 26.5 GiB table a rank twice (the trials) and needs over 200 GiB more,

@@ -49,7 +49,8 @@ def evidence(s: TimingSamples) -> tuple[TimingEvidence, list[float], list[float]
         unmeasurable=s.unmeasurable, before_open_ms=s.before_open_ms, impossible=list(s.impossible),
         mode_source=s.mode_source, reference_expired=s.reference_expired, candidate_expired=s.candidate_expired,
         unmeasurable_kind=s.unmeasurable_kind, problem_calls_per_sample=s.problem_calls_per_sample,
-        windows_ms=[[_short(r), _short(c)] for r, c in zip(s.reference_window_ms, s.candidate_window_ms)],
+        windows_ms=[[_short(x) for x in row] for row in zip(s.reference_window_ms, s.candidate_window_ms,
+                                                             s.reference_report_ms, s.candidate_report_ms)],
         empty_windows_ms=[_short(e) for e in s.empty_window_ms],
         sample_at_s=[round(float(t), 4) for t in s.sample_at_s])
     c = s.conditions

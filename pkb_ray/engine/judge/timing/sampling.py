@@ -483,7 +483,7 @@ class Interleaved:
         # at least the floor's fixed part (messages, synchronize), which then weighs less per
         # call. A sample of a slow reference stays short: samples, not calls, make the interval.
         one = max(one_ref, 1e-3)
-        k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / one)))  # the arena: <= MAX_CALLS_PER_SAMPLE calls
+        k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / one)))  # the arena: <= max_batch_calls calls
         k, batch_ms = 1, self.cfg.batch_ms if self.ctx.cuda else self.cfg.cpu_batch_ms
         while k < k_max and k * one < max(batch_ms, floor_fixed):
             k *= 2
