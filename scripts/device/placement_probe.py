@@ -33,6 +33,9 @@ def main() -> int:
                     help="queue each run's copies behind a sleeping kernel first (the judge's gate), "
                          "so that the events time the GPU and not the host's launches")
     ap.add_argument("--held-cycles", type=int, default=4_000_000, help="about 2 ms at 1.98 GHz")
+    ap.add_argument("--over-time", type=int, default=0, metavar="N",
+                    help="instead: one place, N rounds --gap-s apart (a process's speed over time)")
+    ap.add_argument("--gap-s", type=float, default=0.5)
     args = ap.parse_args()
     dev = torch.device("cuda")
     n = 1024 * 1024
@@ -40,6 +43,30 @@ def main() -> int:
     block = torch.empty(args.places * 2 * args.calls * n, dtype=torch.bfloat16, device=dev)
     step = 2 * args.calls * n
     res = {}
+    if args.over_time:
+        import time
+        buf = block[:step]
+        buf.normal_()
+        srcs = [buf[(2 * i) * n:(2 * i + 1) * n] for i in range(args.calls)]
+        dsts = [buf[(2 * i + 1) * n:(2 * i + 2) * n] for i in range(args.calls)]
+        rounds = []
+        for _ in range(args.over_time):
+            times = []
+            for _ in range(args.reps):
+                scrub.zero_()
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda._sleep(args.held_cycles)
+                a.record()
+                for s_, d in zip(srcs, dsts):
+                    d.copy_(s_)
+                b.record()
+                torch.cuda.synchronize()
+                times.append(a.elapsed_time(b))
+            rounds.append(statistics.median(times))
+            time.sleep(args.gap_s)
+        print(f"over time: {' '.join(f'{x:.4f}' for x in rounds)} (max/min {max(rounds) / min(rounds):.4f})")
+        print(json.dumps({"over_time_ms": rounds}))
+        return 0
     for label, make in (("same_block", lambda p: block[p * step:(p + 1) * step]),
                         ("fresh_alloc", lambda p: torch.empty(step, dtype=torch.bfloat16, device=dev))):
         medians = []
