@@ -36,6 +36,9 @@ def main() -> int:
     ap.add_argument("--over-time", type=int, default=0, metavar="N",
                     help="instead: one place, N rounds --gap-s apart (a process's speed over time)")
     ap.add_argument("--gap-s", type=float, default=0.5)
+    ap.add_argument("--kinds", action="store_true",
+                    help="instead: held copies, held matmuls (compute-bound), and copies in a block "
+                         "allocated after a 20 GiB spacer, one line per process")
     args = ap.parse_args()
     dev = torch.device("cuda")
     n = 1024 * 1024
@@ -43,6 +46,37 @@ def main() -> int:
     block = torch.empty(args.places * 2 * args.calls * n, dtype=torch.bfloat16, device=dev)
     step = 2 * args.calls * n
     res = {}
+    if args.kinds:
+        def held_ms(work) -> float:
+            times = []
+            for _ in range(args.reps):
+                scrub.zero_()
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda._sleep(args.held_cycles)
+                a.record()
+                work()
+                b.record()
+                torch.cuda.synchronize()
+                times.append(a.elapsed_time(b))
+            return statistics.median(times)
+
+        def copies(buf):
+            srcs = [buf[(2 * i) * n:(2 * i + 1) * n] for i in range(args.calls)]
+            dsts = [buf[(2 * i + 1) * n:(2 * i + 2) * n] for i in range(args.calls)]
+            return lambda: [d.copy_(s_) for s_, d in zip(srcs, dsts)]
+
+        x = torch.randn(1024, 1024, dtype=torch.bfloat16, device=dev)
+        y = torch.randn(1024, 1024, dtype=torch.bfloat16, device=dev)
+        out = torch.empty(1024, 1024, dtype=torch.bfloat16, device=dev)
+        first = held_ms(copies(block[:step]))
+        mm = held_ms(lambda: [torch.matmul(x, y, out=out) for _ in range(args.calls)])
+        spacer = torch.empty(20 << 30, dtype=torch.uint8, device=dev)
+        later = torch.empty(step, dtype=torch.bfloat16, device=dev)
+        after = held_ms(copies(later))
+        del spacer
+        print(f"kinds: copies {first:.4f} ms, matmuls {mm:.4f} ms, copies after a 20 GiB spacer {after:.4f} ms")
+        print(json.dumps({"copies_ms": first, "matmuls_ms": mm, "copies_after_spacer_ms": after}))
+        return 0
     if args.over_time:
         import time
         buf = block[:step]
