@@ -39,8 +39,17 @@ def main() -> int:
     ap.add_argument("--kinds", action="store_true",
                     help="instead: held copies, held matmuls (compute-bound), and copies in a block "
                          "allocated after a 20 GiB spacer, one line per process")
+    ap.add_argument("--birth-cpu", type=int, help="create the CUDA context on this CPU ...")
+    ap.add_argument("--run-cpu", type=int, help="... then measure on this one")
     args = ap.parse_args()
+    import os
+    if args.birth_cpu is not None:
+        os.sched_setaffinity(0, {args.birth_cpu})
     dev = torch.device("cuda")
+    torch.zeros(1, device=dev)  # the context, its streams and pushbuffer, born here
+    torch.cuda.synchronize()
+    if args.run_cpu is not None:
+        os.sched_setaffinity(0, {args.run_cpu})
     n = 1024 * 1024
     scrub = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     block = torch.empty(args.places * 2 * args.calls * n, dtype=torch.bfloat16, device=dev)
