@@ -123,7 +123,5 @@ def child_env(device: str, world_size: int, gpus: tuple[int, ...] | None = None,
                     GLOO_SOCKET_IFNAME="lo", NCCL_SOCKET_IFNAME="lo")
     else:
         over["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        if os.environ.get("PKB_EXPERIMENT_SPIN_MS"):  # EXPERIMENT (s18): judges only
-            over["PKB_EXPERIMENT_SPIN_MS"] = os.environ["PKB_EXPERIMENT_SPIN_MS"]
     return rank_env(**over)
 

@@ -22,8 +22,6 @@ MAX_FRAME_BYTES = 8 << 20
 """Judge -> worker frames carry the candidate's source; worker -> judge frames are smaller
 (the judge reads them with a lower limit)."""
 MAX_FDS = 4
-_SPIN_S = float(os.environ.get("PKB_EXPERIMENT_SPIN_MS", "0") or 0) / 1e3
-"""EXPERIMENT (s18, not a setting): poll the socket for this long before sleeping in select()."""
 MAX_DEPTH = 100
 """Nesting of a frame's JSON. The deepest legitimate frame is a Run or Done whose trees hold
 trees.MAX_DEPTH (32) tagged containers, two JSON levels each, under 4 levels of message:
@@ -185,10 +183,6 @@ class FrameReader:
         """perf_counter when the last frame returned by recv() was complete."""
 
     def _fill(self, deadline: float | None) -> None:
-        if _SPIN_S:
-            end = time.monotonic() + _SPIN_S
-            while time.monotonic() < end and not select.select([self.sock], [], [], 0)[0]:
-                pass
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.sock], [], [], left)[0]:
