@@ -229,6 +229,11 @@ class TimingEvidence:
     sample_at_s: list[float] = field(default_factory=list)
     """When each sample ended (epoch seconds, wall clock): to line samples up with what else the
     machine logged meanwhile (GPU clocks, load)."""
+    context_pace_us: list[list[float]] = field(default_factory=list)
+    """cuda: [[reference worker, candidate worker], ...] per rank: how fast each worker's CUDA
+    context dispatched kernels at set-up, before any candidate code (worker/run.py
+    context_pace_us). A process draws its pace at birth: two that differ time one kernel
+    differently (one H200: 0.241 or 0.249 ms for the same 64 queued copies)."""
 
 
 @dataclass

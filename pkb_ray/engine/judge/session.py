@@ -19,6 +19,8 @@ on a dead peer until their phase limit.
 
 from __future__ import annotations
 
+import math
+
 import statistics
 import time
 import traceback
@@ -78,6 +80,9 @@ class WorkerSide:
     """The first process of this worker's sandbox on the host (the node's word; 0: none)."""
     pid_inside: int = 0
     """The pid the rank reported at start-up, in its sandbox's pid namespace."""
+    pace_us: float | None = None
+    """cuda: its context's time per kernel as the worker measured it at set-up (before any
+    candidate code existed in it), bounded here; evidence of the process's draw, never a figure."""
     freezer: RankFreezer | None = None
     """cpu, timed jobs: stops this worker's rank while the other worker's half is timed."""
 
@@ -260,6 +265,8 @@ class Session:
                              (m.Ready,), self.timeouts.start_s, "start-up")
             assert isinstance(ready, m.Ready)
             side.pid_inside = ready.pid
+            pace = ready.pace_us
+            side.pace_us = float(pace) if pace is not None and math.isfinite(pace) and 0 < pace < 1e6 else None
 
     def find_freezers(self) -> None:
         """cpu, timed: each worker's rank as the judge will stop it (judge/freezer.py). After

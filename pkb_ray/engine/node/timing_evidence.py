@@ -52,7 +52,8 @@ def evidence(s: TimingSamples) -> tuple[TimingEvidence, list[float], list[float]
         windows_ms=[[_short(x) for x in row] for row in zip(s.reference_window_ms, s.candidate_window_ms,
                                                              s.reference_report_ms, s.candidate_report_ms)],
         empty_windows_ms=[_short(e) for e in s.empty_window_ms],
-        sample_at_s=[round(float(t), 4) for t in s.sample_at_s])
+        sample_at_s=[round(float(t), 4) for t in s.sample_at_s],
+        context_pace_us=[[_short(r), _short(c)] for r, c in s.context_pace_us])
     c = s.conditions
     if c is not None:
         ev.cpu_pressure, ev.steal, ev.foreign_cpu = c.cpu_pressure, c.steal, c.foreign

@@ -87,6 +87,9 @@ class Ready(Message):
     op: ClassVar[str] = "ready"
     pid: int
     detail: str = ""
+    pace_us: float | None = None
+    """cuda: the worker's context's time per kernel (worker/run.context_pace_us), measured at
+    set-up, before the candidate's code existed there; None on cpu."""
 
 
 @dataclass(frozen=True)

@@ -106,3 +106,6 @@ class TimingSamples:
     the slowest rank, ms for a sample's calls): the evidence floor_ms is the median of."""
     sample_at_s: list = field(default_factory=list)
     """Wall-clock time (epoch seconds) each sample ended on rank 0's judge."""
+    context_pace_us: list = field(default_factory=list)
+    """cuda: [[reference worker, candidate worker], ...] per rank: each worker's CUDA
+    context's time per kernel, measured at set-up (worker/run.context_pace_us)."""

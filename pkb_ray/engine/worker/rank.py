@@ -24,7 +24,7 @@ from pkb_ray.engine.wire import frames
 from pkb_ray.engine.wire.arena import Arena, make_arena
 from pkb_ray.engine.wire.gate import GatePage, GateUnavailable, LaunchGate
 from pkb_ray.engine.worker import no_network, process_group
-from pkb_ray.engine.worker.run import run_calls, stand_in, warm_up
+from pkb_ray.engine.worker.run import context_pace_us, run_calls, stand_in, warm_up
 
 LOG_CHARS = 20000
 
@@ -43,6 +43,8 @@ class Rank:
         self.guarded = False
         self.ready_for: tuple | None = None
         self.symmetric_ready: float | None = None
+        self.pace_us: float | None = None
+        """cuda: run.context_pace_us, measured at set-up (before any candidate code)."""
         """Seconds the first symmetric allocation took at set-up; None where none was made."""
 
     def send(self, msg: codec.Message) -> None:
@@ -94,7 +96,7 @@ class Rank:
     def hello(self, msg: m.Hello) -> None:
         if self.ready_for != (msg.rank, msg.world_size, msg.device.split(":")[0], msg.guard):
             self.setup(msg.rank, msg.world_size, msg.device, msg.guard, msg.store_timeout_s)
-        self.send(m.Ready(pid=os.getpid(), detail=f"torch {torch.__version__}"))
+        self.send(m.Ready(pid=os.getpid(), detail=f"torch {torch.__version__}", pace_us=self.pace_us))
 
     def setup(self, rank: int, world_size: int, device: str, guard: bool, timeout_s: float,
               settle: Callable[[], object] = lambda: None) -> None:
@@ -110,6 +112,7 @@ class Rank:
             self.device = f"cuda:{rank}"
             torch.zeros(1, device=self.device)  # the CUDA context, now, not in the first call
             warm_up(self.device)
+            self.pace_us = context_pace_us(self.device)
         else:
             # Ranks share the node's cores: 2 ranks on a 2-core machine get 1 thread each.
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))

@@ -219,6 +219,35 @@ def warm_up(device: str) -> None:
     start.elapsed_time(end)
 
 
+PACE_KERNELS = 64
+PACE_ROUNDS = 5
+PACE_SLEEP_CYCLES = 2_000_000
+"""About 1 ms at 1.98 GHz: long enough for the host to queue the kernels behind it."""
+
+
+def context_pace_us(device: str) -> float:
+    """GPU time per kernel of PACE_KERNELS small copies queued behind a sleeping kernel (as
+    timed calls queue behind the gate), the median of PACE_ROUNDS: how fast this process's
+    CUDA context dispatches kernels. It differs between processes and holds for a process's
+    life: on one H200 each fresh process timed 64 held 2 MiB copies at 0.241 or 0.249 ms
+    (a mode drawn at random, not by CPU or memory placement) and steady within 0.6% over
+    6 s; matmuls moved with it (scripts/device/placement_probe.py, s18 g8-g11). Measured at
+    set-up, before any candidate code exists in the process; evidence only."""
+    src = torch.zeros(64 * 1024, dtype=torch.float32, device=device)
+    dst = torch.empty_like(src)
+    times = []
+    for _ in range(PACE_ROUNDS):
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        torch.cuda._sleep(PACE_SLEEP_CYCLES)
+        start.record()
+        for _ in range(PACE_KERNELS):
+            _copy(dst, src)
+        end.record()
+        _synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / PACE_KERNELS)
+    return sorted(times)[len(times) // 2]
+
+
 def stand_in(call: dict, device: str) -> Callable[..., Any]:
     """Before the candidate is loaded: a callable that does no work and returns tensors of
     the expected outputs' shapes, so the judge can measure what a run costs besides the

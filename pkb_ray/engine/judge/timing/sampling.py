@@ -626,6 +626,7 @@ class Interleaved:
                     break
         assert self.meter is not None
         judges_cpu_s = sum(self.ctx.group.gather(self.meter.own_s()))
+        paces = self.ctx.group.gather((self.ref_side.pace_us, self.cand_side.pace_us))
         if self.ctx.rank == 0:
             conditions = self.meter.read(judges_cpu_s)
             load = loaded(conditions, "cuda" if self.ctx.cuda else "cpu", self.cfg.max_foreign_cpu)
@@ -641,7 +642,8 @@ class Interleaved:
                 reference_expired=self.expiries.reference, candidate_expired=self.expiries.candidate,
                 unmeasurable_kind=kind, problem_calls_per_sample=self.mode.calls_per_sample if self.mode else k,
                 conditions=conditions, loaded=bool(load), empty_window_ms=list(self.empty_win),
-                sample_at_s=list(self.sample_at))
+                sample_at_s=list(self.sample_at),
+                context_pace_us=[list(p) for p in paces if p[0] is not None and p[1] is not None])
         if self.impossible:
             s.fail(FailureClass.IMPLAUSIBLE, "the worker reported more time than the judge saw pass: "
                    + self.impossible[0], own_fault=True)
