@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pkb_ray.engine import launch, nccl_stub
-from pkb_ray.engine.node import cpu_pins
+from pkb_ray.engine.node import cpu_pins, paces
 from pkb_ray.engine.protocol.control import JudgeEvent, JudgeJob, JudgeReady, JudgeReport, Quit
 from pkb_ray.engine.protocol import codec
 from pkb_ray.engine.wire import frames
@@ -98,6 +98,9 @@ class NodeOutcome:
     was ahead): the head start its set-up had."""
     sandbox_taken: str = ""
     """How the candidate's sandbox came: "ahead", or "started: " and why none ahead served."""
+    paces_apart: float | None = None
+    """How far the candidate's and the reference's workers' paces were apart (the largest
+    |log ratio| over ranks) where the node knew both when it chose them (node/paces.py)."""
 
 
 class _Judge:
@@ -109,8 +112,11 @@ class _Judge:
 class _Sandbox:
     """A started sandbox and the judges' ends of its channels."""
 
-    def __init__(self, proc: launch.SandboxProcess, ends: list[socket.socket], guard: bool) -> None:
+    def __init__(self, proc: launch.SandboxProcess, ends: list[socket.socket], guard: bool,
+                 pace: paces.PaceQuery | None = None) -> None:
         self.proc, self.ends, self.guard = proc, ends, guard
+        self.pace = pace
+        """Its ranks' CUDA contexts' paces, asked while it waits ahead (node/paces.py)."""
 
 
 class JudgeNode:
@@ -213,7 +219,9 @@ class JudgeNode:
         proc = self._spawn(launch.SpawnSpec("pkb_ray.engine.worker.zygote", start, env, tuple(fds), box))
         for _, b in pairs:
             b.close()
-        return _Sandbox(proc, [a for a, _ in pairs], guard)
+        ends = [a for a, _ in pairs]
+        pace = paces.PaceQuery(ends, spec.device, guard) if spec.device in paces.MATCHED_ON else None
+        return _Sandbox(proc, ends, guard, pace)
 
     def _spawn(self, spec: launch.SpawnSpec) -> launch.SandboxProcess:
         """Start a sandbox from this node's own thread. bubblewrap's --die-with-parent follows
@@ -254,6 +262,41 @@ class JudgeNode:
                 return spare, "ahead"
             self._discard(spare)
         return self._new_sandbox(role, guard), f"started: {why}"
+
+    def _live(self, key: tuple[str, bool]) -> list[_Sandbox]:
+        """The spares of `key` that can still serve, oldest first (the others discarded)."""
+        queue = self.ahead.get(key, [])
+        keep = []
+        for spare in queue:
+            if spare.proc.alive() and not ends_in(spare.proc.log_tail("zygote.log", 2000)) and not (
+                    spare.pace is not None and spare.pace.broken):
+                keep.append(spare)
+            else:
+                self._discard(spare)
+        queue[:] = keep
+        return keep
+
+    def _take_matched(self, guard: bool, out: NodeOutcome) -> tuple[_Sandbox, _Sandbox] | None:
+        """A spare candidate's sandbox and a spare reference's whose workers' paces agree
+        (node/paces.py), or None where there is not a spare of each to choose from."""
+        cands, refs = self._live(("candidate", guard)), self._live(("reference", False))
+        queries = [sb.pace for sb in cands + refs if sb.pace is not None]
+        if not cands or not refs or len(queries) < len(cands) + len(refs):
+            return None
+        for q in queries:
+            q.ask()
+        paces.collect_all(queries, paces.ASK_WAIT_S)
+        cands, refs = self._live(("candidate", guard)), self._live(("reference", False))  # less the broken
+        if not cands or not refs:
+            return None
+        i, j = paces.choose([sb.pace.known() if sb.pace else None for sb in cands],
+                            [sb.pace.known() if sb.pace else None for sb in refs])
+        sb, ref = cands[i], refs[j]
+        self.ahead[("candidate", guard)].remove(sb)
+        self.ahead[("reference", False)].remove(ref)
+        out.paces_apart = paces.cost(sb.pace.known() if sb.pace else None, ref.pace.known() if ref.pace else None)
+        out.sandbox_taken = "ahead"
+        return sb, ref
 
     def sandboxes_ahead(self) -> list[_Sandbox]:
         return [sb for queue in self.ahead.values() for sb in queue]
@@ -323,8 +366,12 @@ class JudgeNode:
         """The candidate's sandbox and, for a timed job, the reference's: a worker of the
         same kind, with the same sandbox, launch, gate and clock (judge/timing/__init__.py
         says why). Both were started before their problem was known: sized for it now."""
-        sb, out.sandbox_taken = self._take_sandbox("candidate", job.request.guard)
-        ref = self._take_sandbox("reference", False)[0] if job.timed else None
+        pair = self._take_matched(job.request.guard, out) if job.timed else None
+        if pair is not None:
+            sb, ref = pair
+        else:
+            sb, out.sandbox_taken = self._take_sandbox("candidate", job.request.guard)
+            ref = self._take_sandbox("reference", False)[0] if job.timed else None
         out.sandbox_age_s = time.monotonic() - sb.proc.started_at
         for box in [sb] + ([ref] if ref is not None else []):
             box.proc.bounds.resize(self._bounds(footprint_bytes))
@@ -346,6 +393,14 @@ class JudgeNode:
             if not box.proc.wait_ready(max(0.0, start_s - (time.monotonic() - t_wait))):
                 what = "the sandbox" if box is sb else "the reference worker's sandbox"
                 out.harness_error = (f"{what} did not start: "
+                                     + (box.proc.log_tail("zygote.log", 2000).strip() or "no output"))
+                return False
+        for box in boxes:
+            # A Hello the node sent while it waited ahead (node/paces.py) is answered before
+            # the judges get the channels: they must hold only what the judges ask.
+            if box.pace is not None and not box.pace.settle(max(0.0, start_s - (time.monotonic() - t_wait))):
+                what = "the sandbox" if box is sb else "the reference worker's sandbox"
+                out.harness_error = (f"{what} did not start: {box.pace.broken or 'a rank did not answer its Hello'}; "
                                      + (box.proc.log_tail("zygote.log", 2000).strip() or "no output"))
                 return False
         out.sandbox_wait_s = time.monotonic() - t_wait

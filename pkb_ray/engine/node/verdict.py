@@ -177,7 +177,7 @@ def _compose(r: dict[str, Any], out: NodeOutcome, req: EvalRequest) -> None:
     seconds["sandbox_age"] = out.sandbox_age_s
     seconds["node_run"] = out.wall_s
     r["evidence"] = {"seconds": {k: round(v, 6) for k, v in seconds.items()},  # the probe's figures are under 1 ms
-                     "sandbox_taken": out.sandbox_taken}
+                     "sandbox_taken": out.sandbox_taken, "paces_apart": out.paces_apart}
     # What a judge noted of its own workers (a gate it could not map, a worker it could not
     # stop between halves): every rank's, once.
     r["flags"] = list(dict.fromkeys(r["flags"] + [f for rep in reports.values() for f in rep.flags]))

@@ -1,0 +1,162 @@
+"""Which spare sandboxes evaluate a candidate together: the reference's and the candidate's
+whose CUDA contexts drew the same pace.
+
+Why. A process's CUDA context dispatches kernels at a pace drawn when it is made, and keeps
+it for the process's life (worker/run.context_pace_us). On one H200 a fresh process ran 64
+queued 2 MiB copies in 0.241 or in 0.249 ms, and matmuls moved with them, whatever CPU it
+was born or ran on (scripts/device/placement_probe.py, benchmarks/results/s18_2026-11-29).
+Every evaluation takes two fresh workers, so a launch-bound kernel's figure carried two
+draws: the allreduce expert at 1024x1024 read 0.465-0.539 over eight evaluations, and the
+ratio of its two workers' paces followed it (correlation 0.91); the three evaluations whose
+workers drew the same pace read 0.498-0.514.
+
+How. On cuda the node keeps two sandboxes ahead of each kind. At each evaluation it asks
+every spare's ranks their pace (a Hello, which a rank set up already answers at once with its
+Ready; the judge's own Hello later gets the same answer again) and takes the pair whose
+paces agree rank by rank, else one whose paces are not known yet, else the closest; the
+oldest among equals. A spare still setting up answers later: the node reads that answer
+before it hands the spare to a judge, whose channel must hold nothing but the judge's own.
+
+The paces come from workers before any candidate code exists in them (a spare's candidate is
+not chosen yet), and a pace only steers which spares are used: never a figure.
+"""
+
+from __future__ import annotations
+
+import math
+import select
+import socket
+import time
+from typing import Sequence
+
+from pkb_ray.engine.protocol import codec
+from pkb_ray.engine.protocol import messages as m
+from pkb_ray.engine.wire import frames
+
+MATCHED_ON = ("cuda",)
+"""Devices whose spares are matched (cpu: the workers report no pace)."""
+TOLERANCE = 0.02
+"""Paces within this (log) of each other are one draw: the H200's two draws are 7% apart,
+within a draw they spread by 1.5-1.7% (s18 g13)."""
+ASK_WAIT_S = 0.02
+"""How long one evaluation waits for spares' answers before it chooses: a rank set up answers
+within a millisecond; one still setting up is not waited for."""
+SETUP_TIMEOUT_S = 600.0
+"""The store timeout a Hello names (the rank was set up with its own at the fork)."""
+
+
+class PaceQuery:
+    """One spare sandbox's ranks, asked their pace once."""
+
+    def __init__(self, ends: Sequence[socket.socket], device: str, guard: bool) -> None:
+        self.ends = list(ends)
+        self.device, self.guard = device, guard
+        self.readers = [frames.FrameReader(s) for s in self.ends]
+        self.paces: list[float | None] = [None] * len(self.ends)
+        self.answered = [False] * len(self.ends)
+        self.asked = False
+        self.broken = ""
+        """Why this spare's channels can no longer be handed to a judge ("" if they can)."""
+
+    def ask(self) -> None:
+        if self.asked or self.broken:
+            return
+        self.asked = True
+        world = len(self.ends)
+        for r, s in enumerate(self.ends):
+            hello = m.Hello(rank=r, world_size=world, device=self.device, guard=self.guard,
+                            store_timeout_s=SETUP_TIMEOUT_S)
+            try:
+                frames.send(s, codec.to_wire(hello))
+            except OSError as e:
+                self.broken = f"rank {r} could not be asked: {e}"
+                return
+
+    @property
+    def done(self) -> bool:
+        return bool(self.broken) or (self.asked and all(self.answered))
+
+    def known(self) -> list[float] | None:
+        """Every rank's pace, once all have answered with one."""
+        if self.broken or not all(self.answered) or any(p is None for p in self.paces):
+            return None
+        return [float(p) for p in self.paces if p is not None]
+
+    def collect(self, timeout_s: float) -> None:
+        """Read the answers that arrive within timeout_s (each whole: a frame is small and
+        sent at once, and a reply read in part would leave the judge a torn channel)."""
+        end = time.monotonic() + timeout_s
+        while self.asked and not self.done:
+            pending = [s for s, a in zip(self.ends, self.answered) if not a]
+            left = max(0.0, end - time.monotonic())
+            readable = select.select(pending, [], [], left)[0] if pending else []
+            if not readable:
+                return
+            for s in readable:
+                r = self.ends.index(s)
+                self._read(r, max(1.0, left))
+                if self.broken:
+                    return
+
+    def _read(self, r: int, timeout_s: float) -> None:
+        try:
+            obj, fds = self.readers[r].recv(timeout_s=timeout_s)
+        except (frames.FrameTimeout, frames.PeerClosed, frames.ProtocolError) as e:
+            self.broken = f"rank {r} did not answer its Hello: {type(e).__name__} {e}"
+            return
+        frames.close_all(fds)
+        try:
+            ready = codec.decode(obj, (m.Ready,))
+        except frames.ProtocolError as e:
+            self.broken = f"rank {r} answered its Hello with something else: {e}"
+            return
+        assert isinstance(ready, m.Ready)
+        pace = ready.pace_us
+        self.paces[r] = float(pace) if pace is not None and math.isfinite(pace) and 0 < pace < 1e6 else None
+        self.answered[r] = True
+
+    def settle(self, timeout_s: float) -> bool:
+        """Before the hand-out: every answer asked for read, so that the judges' channels hold
+        only what they will ask. False where a rank did not answer in time (or died): the
+        channel cannot be handed out as it is."""
+        self.collect(timeout_s)
+        return not self.broken and (not self.asked or all(self.answered))
+
+
+def collect_all(queries: Sequence[PaceQuery], timeout_s: float) -> None:
+    """The answers of every query that arrive within timeout_s, waited for together."""
+    end = time.monotonic() + timeout_s
+    while True:
+        pending = {s: q for q in queries if q.asked and not q.done
+                   for s, a in zip(q.ends, q.answered) if not a}
+        left = end - time.monotonic()
+        if not pending or left <= 0:
+            return
+        for s in select.select(list(pending), [], [], left)[0]:
+            q = pending[s]
+            if not q.broken:
+                q._read(q.ends.index(s), max(1.0, left))
+
+
+def cost(cand: list[float] | None, ref: list[float] | None) -> float | None:
+    """How far apart two workers' paces are, rank by rank (the largest |log ratio|); None
+    where either is not known."""
+    if cand is None or ref is None or len(cand) != len(ref):
+        return None
+    return max(abs(math.log(c / r)) for c, r in zip(cand, ref))
+
+
+def choose(cands: Sequence[list[float] | None], refs: Sequence[list[float] | None]) -> tuple[int, int]:
+    """(candidate spare, reference spare), each by its place in its queue (oldest first): a
+    pair whose paces agree within TOLERANCE, else one not known, else the closest; the
+    oldest among equals."""
+    best: tuple[tuple[int, float, int], int, int] | None = None
+    for i, c in enumerate(cands):
+        for j, r in enumerate(refs):
+            k = cost(c, r)
+            tier = 0 if k is not None and k <= TOLERANCE else 1 if k is None else 2
+            key = (tier, k if tier == 2 and k is not None else 0.0, i + j)
+            if best is None or key < best[0]:
+                best = (key, i, j)
+    assert best is not None, "choose() needs a spare of each kind"
+    return best[1], best[2]
