@@ -91,11 +91,13 @@ def test_models_list_and_problem_subsets_compose():
 
 def test_bad_timing_values_fail_naming_the_key(tmp_path):
     out = subprocess.run(sweep_cmd("eval.timing.gate_timeout_ms=0", "eval.timing.max_calls=5",
+                                   "eval.timing.max_batch_calls=0",
                                    "sweep.root=" + str(tmp_path)), cwd=tmp_path,
                          env=scrubbed_env(), capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert "eval.timing.gate_timeout_ms=0.0 must be > 0" in out.stderr
     assert "eval.timing.max_calls=5 must be >= eval.timing.min_calls=20" in out.stderr
+    assert "eval.timing.max_batch_calls=0 must be an integer >= 1" in out.stderr
 
 
 def test_pkb_sweep_refuses_typos_and_bad_values_like_sweep_py(tmp_path):

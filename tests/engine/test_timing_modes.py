@@ -124,6 +124,17 @@ def test_the_mode_is_kept_by_the_node_and_reused(tmp_path):
     assert first.timing.gated is second.timing.gated is False  # cpu: no launch gate
     kept = list((tmp_path / "cache" / "reference").glob("*/mode-*.json"))
     assert len(kept) == 1 and json.loads(kept[0].read_text())["calls_per_sample"] == first.timing.calls_per_sample
+    # Every sample's windows and reports are kept, with when it ended (to redo the statistics,
+    # or line the samples up with a log of the machine: scripts/device/machine_log.py).
+    for res in (first, second):
+        ev = res.timing
+        assert len(ev.windows_ms) == ev.samples == len(ev.sample_at_s) and {len(w) for w in ev.windows_ms} == {4}
+        assert ev.sample_at_s == sorted(ev.sample_at_s) and ev.sample_at_s[-1] - ev.sample_at_s[0] < 60
+        assert ev.empty_windows_ms == [] and ev.context_pace_us == []  # cpu: no empty runs, no CUDA pace
+    assert first.timing.calls_per_sample > 1, "the batch cap below would prove nothing"
+    capped = evaluate(request_for(CANDIDATES / "store_exchange.py", str(tmp_path / "capped"),
+                                  timing=dataclasses.replace(timing, max_batch_calls=1)), load_problem=LOADER)
+    assert capped.correct and capped.timing.calls_per_sample == 1, capped.message
 
 
 def _feed(policy, samples):

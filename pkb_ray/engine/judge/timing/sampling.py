@@ -483,7 +483,7 @@ class Interleaved:
         # at least the floor's fixed part (messages, synchronize), which then weighs less per
         # call. A sample of a slow reference stays short: samples, not calls, make the interval.
         one = max(one_ref, 1e-3)
-        k_max = max(1, min(s.calls_fit, math.floor(SAMPLE_MAX_MS / one)))  # the arena: <= max_batch_calls calls
+        k_max = max(1, min(s.calls_fit, self.cfg.max_batch_calls, math.floor(SAMPLE_MAX_MS / one)))
         k, batch_ms = 1, self.cfg.batch_ms if self.ctx.cuda else self.cfg.cpu_batch_ms
         while k < k_max and k * one < max(batch_ms, floor_fixed):
             k *= 2
@@ -521,7 +521,8 @@ class Interleaved:
             self.unmeasurable_kind = "no_gate"
         # The arena bounds the batch (it depends on the GPU's free memory): the same k
         # everywhere but where a worker's arena cannot hold it, and the result says which.
-        self.k = min(self.ctx.group.gather(max(1, min(mode.calls_per_sample, self.s.calls_fit))))
+        self.k = min(self.ctx.group.gather(max(1, min(mode.calls_per_sample, self.s.calls_fit,
+                                                           self.cfg.max_batch_calls))))
         self.expiries = HeldExpiries(self.k)
 
     def warm_up(self, trial_sets: list[tuple]) -> None:
