@@ -100,6 +100,29 @@ def test_a_reference_that_changes_its_arguments_structure_is_refused(change):
     assert inp.written_by(before, same).leaves == {1}
 
 
+def test_a_rebound_list_item_is_not_a_write():
+    before = ([torch.ones(3), torch.ones(2)],)
+    after = inp.clone(before)
+    handed = inp.handed(after)
+    after[0][0] = after[0][0] * 2  # a new tensor in the list; the one handed over is as it was
+    assert inp.written_by(before, after, handed).leaves == frozenset()
+    after[0][1].mul_(2)  # written in place: found
+    assert inp.written_by(before, after, handed).leaves == {1}
+
+
+def test_a_reference_that_rebinds_a_list_item_is_correct_against_itself_and_a_write_is_not(cache_dir):
+    """rebind_item's reference rebinds xs[0]: the worker's list never reaches the judge, and
+    the tensors it was handed stay as they were. Read as a write, the reference failed
+    against itself ("1 of its input tensor(s) differ from what the reference leaves")."""
+    ref = FIXTURE_PROBLEMS / "rebind_item" / "reference.py"
+    res = evaluate(request_for(ref, cache_dir, problem_id="rebind_item", trials=2, time_candidates=False),
+                   load_problem=LOADER)
+    assert res.correct, (res.failure, res.message, res.log[-2000:])
+    res = evaluate(request_for(CANDIDATES / "rebind_item_in_place.py", cache_dir, problem_id="rebind_item",
+                               trials=2, time_candidates=False), load_problem=LOADER)
+    assert res.failure == FailureClass.INCORRECT and "input tensor(s)" in res.message, res.message
+
+
 def test_no_figure_against_a_reference_that_makes_groups_in_every_call(cache_dir):
     # upstream 48 makes its groups inside solution(): 931 ms a call of NCCL set-up at ws 2,
     # and 2.33 [1.62, 3.06] against itself

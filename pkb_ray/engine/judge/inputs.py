@@ -162,16 +162,27 @@ class Written:
         return frozenset(i for i, a in enumerate(self.after) if a is not None)
 
 
-def written_by(before: Any, after: Any) -> Written:
+def handed(args: Any) -> list[torch.Tensor]:
+    """The tensors a call is handed, in place()'s order: taken before the call, for written_by."""
+    return trees.tensor_leaves(args, args=True)
+
+
+def written_by(before: Any, after: Any, handed: list[torch.Tensor] | None = None) -> Written:
     """What a call that was handed `after` (a clone of `before`, the call's own: kept, not
-    copied again) wrote into it."""
+    copied again) wrote into it. `handed`: the tensors the call was handed, taken from `after`
+    before the call (trees.tensor_leaves). A call that rebinds an item of a list it was handed
+    (`xs[0] = xs[0] * 2`) wrote nothing into the tensor that was there, which is all a worker's
+    caller can see: only the memory of the tensors handed over is compared, not what the
+    containers hold afterwards (an honest reference that rebinds read as writing, and failed
+    against itself)."""
     if _shape_of(after) != _shape_of(before):
         # the pairs below would misalign (an argument appended, a key added, a tensor
         # replaced by one of another shape), and a worker's own list or dict never reaches
         # the judge: what a candidate must leave there cannot be said
         raise ValueError("the reference changes the structure of its arguments (not only tensor values "
                          "in place): such a problem cannot be judged")
-    b, a = trees.tensor_leaves(before, args=True), trees.tensor_leaves(after, args=True)
+    b = trees.tensor_leaves(before, args=True)
+    a = handed if handed is not None else trees.tensor_leaves(after, args=True)
     out = tuple(None if _same_bits(x, y) else x.detach() for x, y in zip(a, b))
     return Written(out if any(t is not None for t in out) else ())
 

@@ -288,6 +288,7 @@ class Session:
     def reference(self, args: tuple) -> tuple[Any, inp.Written]:
         """The reference's outputs on `args`, and what it wrote into (a clone of) them."""
         work = inp.clone(args)
+        handed = inp.handed(work)
         groups = process_group_count()
         out = self.problem.solution(*work)
         self.sync()
@@ -295,7 +296,7 @@ class Session:
         # call's new group says the reference makes them per call
         self.makes_groups = self.makes_groups or (self.reference_calls > 0 and process_group_count() > groups)
         self.reference_calls += 1
-        return inp.clone(out), inp.written_by(args, work)
+        return inp.clone(out), inp.written_by(args, work, handed)
 
     def make(self) -> tuple:
         seed = self.secrets.input_seed()
