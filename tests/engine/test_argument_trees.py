@@ -123,6 +123,22 @@ def test_a_reference_that_rebinds_a_list_item_is_correct_against_itself_and_a_wr
     assert res.failure == FailureClass.INCORRECT and "input tensor(s)" in res.message, res.message
 
 
+def test_an_expanded_argument_is_placed_as_it_is(cache_dir):
+    """A stride-0 argument (`row.expand(8, n)`): copy_ refuses to write a tensor whose
+    elements share memory, and placing it was a harness error in the calibration."""
+    from pkb_ray.engine.wire.arena import fill
+
+    row = torch.arange(4.0)
+    src = row.expand(3, 4)
+    dst = torch.zeros(4).as_strided((3, 4), (0, 1))
+    fill(dst, src)
+    assert torch.equal(dst, src) and dst.stride() == (0, 1)
+    ref = FIXTURE_PROBLEMS / "expanded_bias" / "reference.py"
+    res = evaluate(request_for(ref, cache_dir, problem_id="expanded_bias", trials=2),
+                   load_problem=LOADER)
+    assert res.correct and res.timing is not None and res.timing.samples > 0, (res.failure, res.message)
+
+
 def test_no_figure_against_a_reference_that_makes_groups_in_every_call(cache_dir):
     # upstream 48 makes its groups inside solution(): 931 ms a call of NCCL set-up at ws 2,
     # and 2.33 [1.62, 3.06] against itself

@@ -19,7 +19,7 @@ import torch
 
 from pkb_ray.engine.judge import comparator
 from pkb_ray.engine.wire import trees
-from pkb_ray.engine.wire.arena import ALIGN, Arena, Layout, align_up
+from pkb_ray.engine.wire.arena import ALIGN, Arena, Layout, align_up, fill
 from pkb_ray.engine.wire.frames import ProtocolError
 
 
@@ -257,7 +257,7 @@ def place(args: tuple, arena: Arena, layout: Layout) -> Placed:
         t = t.detach()
         off = layout.alloc(_span_bytes(t))
         view = arena.view(off, t.dtype, list(t.shape), list(t.stride()))
-        view.copy_(t)
+        fill(view, t)
         placed.pairs.append((view, t))
         return {"off": off, "dtype": trees.dtype_name(t.dtype), "shape": list(t.shape), "stride": list(t.stride())}
 

@@ -52,6 +52,18 @@ def sealed_memfd(name: str, nbytes: int) -> int:
     return fd
 
 
+def fill(dst: torch.Tensor, src: torch.Tensor) -> None:
+    """dst.copy_(src) for a dst laid out like src, also where src is expanded (a stride of 0:
+    `bias.expand(8, n)`): copy_ refuses to write a tensor whose elements share memory, so
+    each dimension of stride 0 is written once, at index 0, which every index of it reads."""
+    zero = [i for i, (n, st) in enumerate(zip(dst.shape, dst.stride())) if st == 0 and n > 1]
+    if not zero:
+        dst.copy_(src)
+        return
+    one = tuple(slice(0, 1) if i in zero else slice(None) for i in range(dst.dim()))
+    dst[one].copy_(src[one])
+
+
 class Layout:
     """A bump allocator over an arena, reset between runs."""
 

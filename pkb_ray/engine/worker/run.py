@@ -14,7 +14,7 @@ from typing import Any, Callable
 import torch
 
 from pkb_ray.engine.wire import trees
-from pkb_ray.engine.wire.arena import Arena
+from pkb_ray.engine.wire.arena import Arena, fill
 from pkb_ray.engine.worker.groups import group_for
 
 _perf_counter = time.perf_counter
@@ -40,7 +40,7 @@ def build_args(call: dict, arena: Arena, device: str) -> Staged:
         if not stage:
             return view
         dev = torch.empty_strided(view.shape, view.stride(), dtype=view.dtype, device=device)
-        dev.copy_(view)
+        fill(dev, view)
         staged.back.append((view, dev))
         return dev
 
@@ -185,7 +185,7 @@ def run_calls(fn: Callable[..., Any], calls: list[dict], arena: Arena, device: s
     if stage_back:
         for s in staged:
             for view, dev in s.back:
-                view.copy_(dev)
+                fill(view, dev)
     if cuda:
         _synchronize()
     return RunResult(trees_out, event_ms, host_ms, started)
