@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import pytest
@@ -275,6 +277,17 @@ def test_a_figure_without_an_interval_is_not_published():
         r["message"] = verdict._timing(r, samples, "cuda")
         return r
 
+    paced = TimingSamples(reference_window_ms=[10.0] * 10, candidate_window_ms=[9.0] * 10,
+                          reference_report_ms=[10.0] * 10, candidate_report_ms=[9.0] * 10, floor_ms=0.1,
+                          floor_curve_ms=[], calls_per_sample=4, gated=True, stopped="stable",
+                          problem_calls_per_sample=4, context_pace_us=[[1.85, 1.86], [1.85, 1.99]])
+    r = {"flags": [], "world_size": 2, "checked_timed_calls": 3}
+    verdict._timing(r, paced, "cuda")
+    assert "worker_paces_differ" in r["flags"] and r["timing"].context_pace_us == [[1.85, 1.86], [1.85, 1.99]]
+    paced = dataclasses.replace(paced, context_pace_us=[[1.85, 1.86], [1.99, 1.98]])  # each rank agrees
+    r = {"flags": [], "world_size": 2, "checked_timed_calls": 3}
+    verdict._timing(r, paced, "cuda")
+    assert "worker_paces_differ" not in r["flags"]
     few = timed(2)
     assert "speedup" not in few and "unmeasurable" in few["flags"]
     assert few["timing"].unmeasurable_kind == "too_few_samples" and "no speedup: 2 sample(s)" in few["message"]

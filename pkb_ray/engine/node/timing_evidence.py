@@ -7,9 +7,11 @@ enters a figure, so a worker that lies about its time gains nothing.
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
+from pkb_ray.engine.node import paces
 from pkb_ray.engine.protocol.timing import LEAST_SHARE, TimingSamples, rel_ci_of_median
 from pkb_ray.records import TimingEvidence
 
@@ -67,6 +69,13 @@ def clock_disagrees(ev: TimingEvidence) -> bool:
         return False
     honest = ev.reference_report_ratio if ev.reference_report_ratio else 1.0
     return ev.candidate_report_ratio < DISAGREE * min(honest, 1.0)
+
+
+def paces_differ(ev: TimingEvidence) -> bool:
+    """The reference's and the candidate's workers drew different GPU paces on some rank
+    (node/paces.py): a launch-bound figure then carries their ratio (on one H200 the
+    allreduce expert at 1024x1024 read 0.465-0.539 as the ratio went 0.92-1.09)."""
+    return any(abs(math.log(r / c)) > paces.TOLERANCE for r, c in ev.context_pace_us if r > 0 and c > 0)
 
 
 def _finite(x: float) -> float | None:

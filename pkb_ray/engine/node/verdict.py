@@ -248,6 +248,8 @@ def _timing(r: dict[str, Any], samples: TimingSamples, device: str) -> str:
             flags.append("worker_clock_disagrees")
         if device == "cuda" and r["reference_ms"] < LAUNCH_BOUND_MS:
             flags.append("launch_bound")
+        if timing_evidence.paces_differ(ev):
+            flags.append("worker_paces_differ")
     how = f"{len(cand)} interleaved samples of {ev.calls_per_sample} call(s), {ev.stopped}"
     if samples.loaded:
         flags.append("loaded_host")
