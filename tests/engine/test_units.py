@@ -277,6 +277,20 @@ def test_a_figure_without_an_interval_is_not_published():
         r["message"] = verdict._timing(r, samples, "cuda")
         return r
 
+    few = timed(2)
+    assert "speedup" not in few and "unmeasurable" in few["flags"]
+    assert few["timing"].unmeasurable_kind == "too_few_samples" and "no speedup: 2 sample(s)" in few["message"]
+    enough = timed(10)
+    assert "unmeasurable" not in enough["flags"]
+    assert enough["speedup_ci_low"] < enough["speedup"] < enough["speedup_ci_high"]
+
+
+def test_a_figure_whose_workers_drew_different_paces_says_so():
+    """Each worker process draws its CUDA pace (s18: 1.84-1.87 or 1.94-2.01 us a kernel on one
+    H200); a rank whose two workers differ beyond paces.TOLERANCE flags the figure."""
+    from pkb_ray.engine.node import verdict
+    from pkb_ray.engine.protocol.timing import TimingSamples
+
     paced = TimingSamples(reference_window_ms=[10.0] * 10, candidate_window_ms=[9.0] * 10,
                           reference_report_ms=[10.0] * 10, candidate_report_ms=[9.0] * 10, floor_ms=0.1,
                           floor_curve_ms=[], calls_per_sample=4, gated=True, stopped="stable",
@@ -288,9 +302,3 @@ def test_a_figure_without_an_interval_is_not_published():
     r = {"flags": [], "world_size": 2, "checked_timed_calls": 3}
     verdict._timing(r, paced, "cuda")
     assert "worker_paces_differ" not in r["flags"]
-    few = timed(2)
-    assert "speedup" not in few and "unmeasurable" in few["flags"]
-    assert few["timing"].unmeasurable_kind == "too_few_samples" and "no speedup: 2 sample(s)" in few["message"]
-    enough = timed(10)
-    assert "unmeasurable" not in enough["flags"]
-    assert enough["speedup_ci_low"] < enough["speedup"] < enough["speedup_ci_high"]
