@@ -19,7 +19,6 @@ on a dead peer until their phase limit.
 
 from __future__ import annotations
 
-import math
 
 import statistics
 import time
@@ -265,8 +264,7 @@ class Session:
                              (m.Ready,), self.timeouts.start_s, "start-up")
             assert isinstance(ready, m.Ready)
             side.pid_inside = ready.pid
-            pace = ready.pace_us
-            side.pace_us = float(pace) if pace is not None and math.isfinite(pace) and 0 < pace < 1e6 else None
+            side.pace_us = m.bounded_pace(ready.pace_us)
 
     def find_freezers(self) -> None:
         """cpu, timed: each worker's rank as the judge will stop it (judge/freezer.py). After

@@ -75,7 +75,7 @@ def paces_differ(ev: TimingEvidence) -> bool:
     """The reference's and the candidate's workers drew different GPU paces on some rank
     (node/paces.py): a launch-bound figure then carries their ratio (on one H200 the
     allreduce expert at 1024x1024 read 0.465-0.539 as the ratio went 0.92-1.09)."""
-    return any(abs(math.log(r / c)) > paces.TOLERANCE for r, c in ev.context_pace_us if r > 0 and c > 0)
+    return any((k := paces.cost([c], [r])) is not None and k > paces.TOLERANCE for r, c in ev.context_pace_us)
 
 
 def _finite(x: float) -> float | None:

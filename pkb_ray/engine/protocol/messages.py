@@ -8,6 +8,8 @@ wire/trees.py.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -90,6 +92,17 @@ class Ready(Message):
     pace_us: float | None = None
     """cuda: the worker's context's time per kernel (worker/run.context_pace_us), measured at
     set-up, before the candidate's code existed there; None on cpu."""
+
+
+LEAST_PACE_US, MOST_PACE_US = 1e-3, 1e6
+"""What a Ready's pace may be: a kernel takes more than a nanosecond and less than a second."""
+
+
+def bounded_pace(pace: float | None) -> float | None:
+    """A pace a worker reported (untyped input until here), or None where no kernel takes it."""
+    if pace is None or not math.isfinite(pace) or not LEAST_PACE_US < pace < MOST_PACE_US:
+        return None
+    return float(pace)
 
 
 @dataclass(frozen=True)
