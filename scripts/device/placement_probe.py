@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
+import time
+from typing import Callable
 
 import torch
 
@@ -42,7 +45,6 @@ def main() -> int:
     ap.add_argument("--birth-cpu", type=int, help="create the CUDA context on this CPU ...")
     ap.add_argument("--run-cpu", type=int, help="... then measure on this one")
     args = ap.parse_args()
-    import os
     if args.birth_cpu is not None:
         os.sched_setaffinity(0, {args.birth_cpu})
     dev = torch.device("cuda")
@@ -54,90 +56,60 @@ def main() -> int:
     scrub = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     block = torch.empty(args.places * 2 * args.calls * n, dtype=torch.bfloat16, device=dev)
     step = 2 * args.calls * n
-    res = {}
-    if args.kinds:
-        def held_ms(work) -> float:
-            times = []
-            for _ in range(args.reps):
-                scrub.zero_()
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def run_ms(work: Callable[[], object], held: bool = True) -> float:
+        """The median over --reps of one run of `work` by CUDA events, L2 scrubbed first;
+        held: queued behind a sleeping kernel (the judge's gate), so the GPU is timed."""
+        times = []
+        for _ in range(args.reps):
+            scrub.zero_()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if held:
                 torch.cuda._sleep(args.held_cycles)
-                a.record()
-                work()
-                b.record()
-                torch.cuda.synchronize()
-                times.append(a.elapsed_time(b))
-            return statistics.median(times)
+            a.record()
+            work()
+            b.record()
+            torch.cuda.synchronize()
+            times.append(a.elapsed_time(b))
+        return statistics.median(times)
 
-        def copies(buf):
-            srcs = [buf[(2 * i) * n:(2 * i + 1) * n] for i in range(args.calls)]
-            dsts = [buf[(2 * i + 1) * n:(2 * i + 2) * n] for i in range(args.calls)]
-            return lambda: [d.copy_(s_) for s_, d in zip(srcs, dsts)]
+    def copies(buf: torch.Tensor) -> Callable[[], object]:
+        """--calls copies of one 1024x1024 bf16 tensor into the next, along `buf`."""
+        buf.normal_()
+        srcs = [buf[(2 * i) * n:(2 * i + 1) * n] for i in range(args.calls)]
+        dsts = [buf[(2 * i + 1) * n:(2 * i + 2) * n] for i in range(args.calls)]
+        return lambda: [d.copy_(s_) for s_, d in zip(srcs, dsts)]
 
+    if args.kinds:
         x = torch.randn(1024, 1024, dtype=torch.bfloat16, device=dev)
         y = torch.randn(1024, 1024, dtype=torch.bfloat16, device=dev)
         out = torch.empty(1024, 1024, dtype=torch.bfloat16, device=dev)
-        first = held_ms(copies(block[:step]))
-        mm = held_ms(lambda: [torch.matmul(x, y, out=out) for _ in range(args.calls)])
+        first = run_ms(copies(block[:step]))
+        mm = run_ms(lambda: [torch.matmul(x, y, out=out) for _ in range(args.calls)])
         spacer = torch.empty(20 << 30, dtype=torch.uint8, device=dev)
-        later = torch.empty(step, dtype=torch.bfloat16, device=dev)
-        after = held_ms(copies(later))
+        after = run_ms(copies(torch.empty(step, dtype=torch.bfloat16, device=dev)))
         del spacer
         print(f"kinds: copies {first:.4f} ms, matmuls {mm:.4f} ms, copies after a 20 GiB spacer {after:.4f} ms")
         print(json.dumps({"copies_ms": first, "matmuls_ms": mm, "copies_after_spacer_ms": after}))
         return 0
     if args.over_time:
-        import time
-        buf = block[:step]
-        buf.normal_()
-        srcs = [buf[(2 * i) * n:(2 * i + 1) * n] for i in range(args.calls)]
-        dsts = [buf[(2 * i + 1) * n:(2 * i + 2) * n] for i in range(args.calls)]
+        work = copies(block[:step])
         rounds = []
         for _ in range(args.over_time):
-            times = []
-            for _ in range(args.reps):
-                scrub.zero_()
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                torch.cuda._sleep(args.held_cycles)
-                a.record()
-                for s_, d in zip(srcs, dsts):
-                    d.copy_(s_)
-                b.record()
-                torch.cuda.synchronize()
-                times.append(a.elapsed_time(b))
-            rounds.append(statistics.median(times))
+            rounds.append(run_ms(work))
             time.sleep(args.gap_s)
         print(f"over time: {' '.join(f'{x:.4f}' for x in rounds)} (max/min {max(rounds) / min(rounds):.4f})")
         print(json.dumps({"over_time_ms": rounds}))
         return 0
+    res = {}
     for label, make in (("same_block", lambda p: block[p * step:(p + 1) * step]),
                         ("fresh_alloc", lambda p: torch.empty(step, dtype=torch.bfloat16, device=dev))):
-        medians = []
-        for p in range(args.places):
-            buf = make(p)
-            buf.normal_()
-            srcs = [buf[(2 * i) * n:(2 * i + 1) * n] for i in range(args.calls)]
-            dsts = [buf[(2 * i + 1) * n:(2 * i + 2) * n] for i in range(args.calls)]
-            times = []
-            for _ in range(args.reps):
-                scrub.zero_()
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                if args.held:
-                    torch.cuda._sleep(args.held_cycles)  # the copies queue behind it, as behind a gate
-                a.record()
-                for s, d in zip(srcs, dsts):
-                    d.copy_(s)
-                b.record()
-                torch.cuda.synchronize()
-                times.append(a.elapsed_time(b))
-            medians.append(statistics.median(times))
-        res[label] = {"medians_ms": medians, "max_over_min": max(medians) / min(medians),
-                      "within_place_rel_sd": None}
+        medians = [run_ms(copies(make(p)), held=args.held) for p in range(args.places)]
+        res[label] = {"medians_ms": medians, "max_over_min": max(medians) / min(medians)}
         print(f"{label}: {args.calls} copies, medians over places {min(medians):.4f}-{max(medians):.4f} ms "
               f"(max/min {max(medians) / min(medians):.4f})")
     print(json.dumps(res))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
