@@ -82,3 +82,41 @@ def test_spares_asked_their_pace_still_serve_their_judges(monkeypatch, cache_dir
         nodes.close()
     assert any(settled), "no hand-out had an answer left to read: settle went untested"
     assert taken[0].startswith("started") and "ahead" in taken[1:], taken
+
+
+@pytest.mark.slow
+def test_a_dead_spare_is_not_paired_and_the_fallback_says_why(monkeypatch, cache_dir):
+    """Pairing on (forced, cpu): every candidate spare's rank killed before the next timed
+    evaluation, which then starts its own sandbox and says why, as without pairing."""
+    import os
+    import signal
+    import time
+
+    from pkb_ray.engine.judge.freezer import children
+
+    from .test_adversarial_cpu import _descendant_running
+
+    monkeypatch.setattr(paces, "MATCHED_ON", ("cuda", "cpu"))
+    monkeypatch.setattr(judge_node.JudgeNode, "_overlaps", property(lambda self: True))
+    nodes = JudgeNodes()
+    try:
+        res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, trials=1), load_problem=LOADER,
+                       nodes=nodes)
+        assert res.correct, res.message
+        (node,) = nodes.nodes()
+        end = time.monotonic() + 60
+        for spare in node.ahead[("candidate", True)]:
+            assert spare.proc.wait_ready(60)
+            zygote = _descendant_running(spare.proc.popen.pid, "pkb_ray.engine.worker.zygote")
+            while len(children(zygote)) < 2 and time.monotonic() < end:
+                time.sleep(0.05)
+            os.kill(children(zygote)[0], signal.SIGKILL)
+            while not any(w in spare.proc.log_tail("zygote.log") for w in ("exited", "killed")):
+                assert time.monotonic() < end, spare.proc.log_tail("zygote.log")
+                time.sleep(0.05)
+        res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, trials=1), load_problem=LOADER,
+                       nodes=nodes)
+        assert res.correct, (res.failure, res.message)
+        assert res.evidence["sandbox_taken"] == "started: a rank of the one ahead had ended", res.evidence
+    finally:
+        nodes.close()

@@ -144,6 +144,8 @@ class JudgeNode:
         evaluation after it waited 1.3-2.0 s for a new one, 11 of 20 in bench_groups_gpu's
         grouped throughput phase (ws 2, 4 x H200)."""
         self._spawner: ThreadPoolExecutor | None = None
+        self._unfit: dict[tuple[str, bool], str] = {}
+        """Why the last spare of a kind discarded while choosing by pace could not serve."""
         """The thread every sandbox of this node is started from (_spawn says why)."""
 
     # ------------------------------------------------------------------ judges
@@ -247,42 +249,52 @@ class JudgeNode:
         """A sandbox for `role`, and how it came: "ahead", or started now and why (what a
         harness tuner needs to find where evaluations wait for one)."""
         queue = self.ahead.get((role, guard), [])
-        why = "none was ahead"
+        why = self._unfit.pop((role, guard), "none was ahead")
         while queue:
             spare = queue.pop(0)
-            # A spare whose rank already ended is no sandbox: its ranks set up their device as
-            # soon as they were forked, so one started while the previous evaluation filled the
-            # GPU can die there; taken, it would make the next evaluation a harness_error ("the
-            # worker ended during start-up").
-            if not spare.proc.alive():
-                why = "the one ahead had exited"
-            elif ends_in(spare.proc.log_tail("zygote.log", 2000)):
-                why = "a rank of the one ahead had ended"
-            else:
+            unfit = self._unfit_why(spare)
+            if not unfit:
                 return spare, "ahead"
+            why = unfit
             self._discard(spare)
         return self._new_sandbox(role, guard), f"started: {why}"
 
+    def _unfit_why(self, spare: _Sandbox) -> str:
+        """Why a spare cannot serve ("" if it can). A spare whose rank already ended is no
+        sandbox: its ranks set up their device as soon as they were forked, so one started
+        while the previous evaluation filled the GPU can die there; taken, it would make the
+        next evaluation a harness_error ("the worker ended during start-up")."""
+        if not spare.proc.alive():
+            return "the one ahead had exited"
+        if ends_in(spare.proc.log_tail("zygote.log", 2000)):
+            return "a rank of the one ahead had ended"
+        if spare.pace is not None and spare.pace.broken:
+            return "the one ahead did not answer its Hello"
+        return ""
+
     def _live(self, key: tuple[str, bool]) -> list[_Sandbox]:
-        """The spares of `key` that can still serve, oldest first (the others discarded)."""
+        """The spares of `key` that can still serve, oldest first (the others discarded, and
+        why kept for the sandbox_taken of an evaluation that then starts one)."""
         queue = self.ahead.get(key, [])
         keep = []
         for spare in queue:
-            if spare.proc.alive() and not ends_in(spare.proc.log_tail("zygote.log", 2000)) and not (
-                    spare.pace is not None and spare.pace.broken):
-                keep.append(spare)
-            else:
+            unfit = self._unfit_why(spare)
+            if unfit:
+                self._unfit[key] = unfit
                 self._discard(spare)
+            else:
+                keep.append(spare)
         queue[:] = keep
         return keep
 
     def _take_matched(self, guard: bool, out: NodeOutcome) -> tuple[_Sandbox, _Sandbox] | None:
         """A spare candidate's sandbox and a spare reference's whose workers' paces agree
         (node/paces.py), or None where there is not a spare of each to choose from."""
-        cands, refs = self._live(("candidate", guard)), self._live(("reference", False))
+        keys = (("candidate", guard), ("reference", False))
+        if any(not self.ahead.get(k) or any(sb.pace is None for sb in self.ahead[k]) for k in keys):
+            return None  # nothing to choose from, or spares of a device whose workers have no pace
+        cands, refs = self._live(keys[0]), self._live(keys[1])
         queries = [sb.pace for sb in cands + refs if sb.pace is not None]
-        if not cands or not refs or len(queries) < len(cands) + len(refs):
-            return None
         for q in queries:
             q.ask()
         paces.collect_all(queries, paces.ASK_WAIT_S)
