@@ -115,11 +115,11 @@ def test_a_reference_that_rebinds_a_list_item_is_correct_against_itself_and_a_wr
     the tensors it was handed stay as they were. Read as a write, the reference failed
     against itself ("1 of its input tensor(s) differ from what the reference leaves")."""
     ref = FIXTURE_PROBLEMS / "rebind_item" / "reference.py"
-    res = evaluate(request_for(ref, cache_dir, problem_id="rebind_item", trials=2, time_candidates=False),
+    res = evaluate(request_for(ref, cache_dir, problem_id="rebind_item", trials=1, time_candidates=False),
                    load_problem=LOADER)
     assert res.correct, (res.failure, res.message, res.log[-2000:])
     res = evaluate(request_for(CANDIDATES / "rebind_item_in_place.py", cache_dir, problem_id="rebind_item",
-                               trials=2, time_candidates=False), load_problem=LOADER)
+                               trials=1, time_candidates=False), load_problem=LOADER)
     assert res.failure == FailureClass.INCORRECT and "input tensor(s)" in res.message, res.message
 
 
@@ -134,7 +134,7 @@ def test_an_expanded_argument_is_placed_as_it_is(cache_dir):
     fill(dst, src)
     assert torch.equal(dst, src) and dst.stride() == (0, 1)
     ref = FIXTURE_PROBLEMS / "expanded_bias" / "reference.py"
-    res = evaluate(request_for(ref, cache_dir, problem_id="expanded_bias", trials=2),
+    res = evaluate(request_for(ref, cache_dir, problem_id="expanded_bias", trials=1),
                    load_problem=LOADER)
     assert res.correct and res.timing is not None and res.timing.samples > 0, (res.failure, res.message)
 

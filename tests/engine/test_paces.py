@@ -49,7 +49,16 @@ def test_spares_asked_their_pace_still_serve_their_judges(monkeypatch, cache_dir
     choice (so the answers are read at the hand-out: settle). Timed, untimed and unguarded
     evaluations in turn take asked spares, by the pairing and by the plain path, and are
     correct: no channel reaches a judge with an answer it did not ask for ("unexpected
-    message 'ready'", which a review showed with settle made a no-op)."""
+    message 'ready'", which a review showed with settle made a no-op). Then every candidate
+    spare's rank is killed: the next evaluation starts its own sandbox and says why."""
+    import os
+    import signal
+    import time
+
+    from pkb_ray.engine.judge.freezer import children
+
+    from .test_adversarial_cpu import _descendant_running
+
     monkeypatch.setattr(paces, "MATCHED_ON", ("cuda", "cpu"))
     monkeypatch.setattr(paces, "ASK_WAIT_S", 0.0)
     monkeypatch.setattr(judge_node.JudgeNode, "_overlaps", property(lambda self: True))
@@ -63,47 +72,25 @@ def test_spares_asked_their_pace_still_serve_their_judges(monkeypatch, cache_dir
     monkeypatch.setattr(paces.PaceQuery, "settle", counted)
     nodes = JudgeNodes()
     taken = []
+
+    def one(**kw):
+        res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, trials=1, **kw),
+                       load_problem=LOADER, nodes=nodes)
+        assert res.correct, (kw, res.failure, res.message, res.log[-2000:])
+        assert res.evidence["paces_apart"] is None  # cpu: no pace to compare
+        taken.append(res.evidence["sandbox_taken"])
+        ev = res.timing
+        if ev is not None and ev.samples:  # timed: every sample kept, cpu has no pace
+            assert len(ev.windows_ms) == ev.samples and ev.context_pace_us == []
+
     try:
-        for kw in (dict(), dict(time_candidates=False), dict(guard=False), dict(), dict(time_candidates=False)):
-            res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, trials=1, **kw),
-                           load_problem=LOADER, nodes=nodes)
-            assert res.correct, (kw, res.failure, res.message, res.log[-2000:])
-            assert res.evidence["paces_apart"] is None  # cpu: no pace to compare
-            taken.append(res.evidence["sandbox_taken"])
-            ev = res.timing
-            if ev is not None and ev.samples:  # timed: every sample kept, cpu has no pace
-                assert len(ev.windows_ms) == ev.samples and ev.context_pace_us == []
+        for kw in (dict(), dict(time_candidates=False), dict(guard=False), dict()):
+            one(**kw)
         (node,) = nodes.nodes()
         spares = node.sandboxes_ahead()
         assert spares and all(sb.pace is not None and not sb.pace.broken for sb in spares)
-        for sb in spares:
-            assert sb.pace is not None and sb.pace.settle(30.0) and sb.pace.known() is None
-    finally:
-        nodes.close()
-    assert any(settled), "no hand-out had an answer left to read: settle went untested"
-    assert taken[0].startswith("started") and "ahead" in taken[1:], taken
-
-
-@pytest.mark.slow
-def test_a_dead_spare_is_not_paired_and_the_fallback_says_why(monkeypatch, cache_dir):
-    """Pairing on (forced, cpu): every candidate spare's rank killed before the next timed
-    evaluation, which then starts its own sandbox and says why, as without pairing."""
-    import os
-    import signal
-    import time
-
-    from pkb_ray.engine.judge.freezer import children
-
-    from .test_adversarial_cpu import _descendant_running
-
-    monkeypatch.setattr(paces, "MATCHED_ON", ("cuda", "cpu"))
-    monkeypatch.setattr(judge_node.JudgeNode, "_overlaps", property(lambda self: True))
-    nodes = JudgeNodes()
-    try:
-        res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, trials=1), load_problem=LOADER,
-                       nodes=nodes)
-        assert res.correct, res.message
-        (node,) = nodes.nodes()
+        assert any(settled), "no hand-out had an answer left to read: settle went untested"
+        assert taken[0].startswith("started") and "ahead" in taken[1:], taken
         end = time.monotonic() + 60
         for spare in node.ahead[("candidate", True)]:
             assert spare.proc.wait_ready(60)
@@ -114,9 +101,7 @@ def test_a_dead_spare_is_not_paired_and_the_fallback_says_why(monkeypatch, cache
             while not any(w in spare.proc.log_tail("zygote.log") for w in ("exited", "killed")):
                 assert time.monotonic() < end, spare.proc.log_tail("zygote.log")
                 time.sleep(0.05)
-        res = evaluate(request_for(CANDIDATES / "store_exchange.py", cache_dir, trials=1), load_problem=LOADER,
-                       nodes=nodes)
-        assert res.correct, (res.failure, res.message)
-        assert res.evidence["sandbox_taken"] == "started: a rank of the one ahead had ended", res.evidence
+        one()
+        assert taken[-1] == "started: a rank of the one ahead had ended", taken
     finally:
         nodes.close()
