@@ -19,7 +19,6 @@ on a dead peer until their phase limit.
 
 from __future__ import annotations
 
-
 import statistics
 import time
 import traceback

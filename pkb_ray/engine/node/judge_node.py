@@ -144,9 +144,9 @@ class JudgeNode:
         evaluation after it waited 1.3-2.0 s for a new one, 11 of 20 in bench_groups_gpu's
         grouped throughput phase (ws 2, 4 x H200)."""
         self._spawner: ThreadPoolExecutor | None = None
+        """The thread every sandbox of this node is started from (_spawn says why)."""
         self._unfit: dict[tuple[str, bool], str] = {}
         """Why the last spare of a kind discarded while choosing by pace could not serve."""
-        """The thread every sandbox of this node is started from (_spawn says why)."""
 
     # ------------------------------------------------------------------ judges
     def start(self) -> None:

@@ -147,10 +147,10 @@ class Interleaved:
         self.ref_win: list[float] = []
         self.cand_win: list[float] = []
         self.ref_rep: list[float] = []
+        self.cand_rep: list[float] = []
         self.sample_at: list[float] = []
         """Wall-clock time (epoch seconds) each sample ended on this judge: lines samples up with
         what else the machine logged (GPU clocks, other processes)."""
-        self.cand_rep: list[float] = []
         self.floor_ms = 0.0
         self.empty = self.ctx.cuda
         """cuda: empty runs through the phase set the floor. On cpu they moved references
