@@ -40,8 +40,9 @@ workers) the fast draw read 1.840-1.872 us a kernel and the slow one 1.944-2.006
 of one draw were at most 3.1% apart, two of different draws at least 3.8%."""
 ASK_WAIT_S = 0.02
 """How long one evaluation waits for spares' answers before it chooses: a rank set up answers
-within a millisecond. One still setting up is chosen only where no spare has answered (its
-answer is then waited for before the hand-out, as its judge would wait for it anyway)."""
+within a millisecond. A spare still setting up is chosen only where no pair of spares has
+answered (its answer is then waited for before the hand-out, as its judge would wait for it
+anyway)."""
 
 SETUP_TIMEOUT_S = 600.0
 """The store timeout a Hello names (the rank was set up with its own at the fork)."""
