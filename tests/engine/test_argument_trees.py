@@ -94,10 +94,10 @@ def test_a_reference_that_changes_its_arguments_structure_is_refused(change):
     else:
         after = (after[0], after[1], 8)
     with pytest.raises(ValueError, match="changes the structure of its arguments"):
-        inp.written_by(before, after)
+        inp.written_by(before, after, inp.handed(after))
     same = inp.clone(before)
     same[0][1].mul_(2)  # values in place: allowed, and found
-    assert inp.written_by(before, same).leaves == {1}
+    assert inp.written_by(before, same, inp.handed(same)).leaves == {1}
 
 
 def test_a_rebound_list_item_is_not_a_write():

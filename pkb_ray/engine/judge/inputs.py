@@ -109,8 +109,7 @@ def call_bytes(trials: list[tuple[Any, Any]]) -> int:
     the largest trial's layout (each leaf as place() and slots_for() lay it out, strided spans
     and alignment counted), and half again. Timed calls get fresh inputs each sample, and a
     data-dependent size no trial showed must still fit: sized exactly, a lookup whose one
-    seed in eight had 64x the ids filled the arena and failed the reference against itself
-    (an adversarial review, s17)."""
+    seed in eight has 64x the ids fills the arena and fails the reference against itself."""
     def layout(args: Any, expected: Any) -> int:
         leaves = [_span_bytes(t) for t in trees.tensor_leaves(args, True)]
         leaves += [t.numel() * t.element_size() for t in trees.tensor_leaves(expected)]
@@ -167,10 +166,10 @@ def handed(args: Any) -> list[torch.Tensor]:
     return trees.tensor_leaves(args, args=True)
 
 
-def written_by(before: Any, after: Any, handed: list[torch.Tensor] | None = None) -> Written:
+def written_by(before: Any, after: Any, handed: list[torch.Tensor]) -> Written:
     """What a call that was handed `after` (a clone of `before`, the call's own: kept, not
     copied again) wrote into it. `handed`: the tensors the call was handed, taken from `after`
-    before the call (trees.tensor_leaves). A call that rebinds an item of a list it was handed
+    before the call (handed()). A call that rebinds an item of a list it was handed
     (`xs[0] = xs[0] * 2`) wrote nothing into the tensor that was there, which is all a worker's
     caller can see: only the memory of the tensors handed over is compared, not what the
     containers hold afterwards (an honest reference that rebinds read as writing, and failed
@@ -182,8 +181,7 @@ def written_by(before: Any, after: Any, handed: list[torch.Tensor] | None = None
         raise ValueError("the reference changes the structure of its arguments (not only tensor values "
                          "in place): such a problem cannot be judged")
     b = trees.tensor_leaves(before, args=True)
-    a = handed if handed is not None else trees.tensor_leaves(after, args=True)
-    out = tuple(None if _same_bits(x, y) else x.detach() for x, y in zip(a, b))
+    out = tuple(None if _same_bits(x, y) else x.detach() for x, y in zip(handed, b))
     return Written(out if any(t is not None for t in out) else ())
 
 

@@ -248,15 +248,12 @@ class JudgeNode:
     def _take_sandbox(self, role: str, guard: bool) -> tuple[_Sandbox, str]:
         """A sandbox for `role`, and how it came: "ahead", or started now and why (what a
         harness tuner needs to find where evaluations wait for one)."""
-        queue = self.ahead.get((role, guard), [])
-        why = self._unfit.pop((role, guard), "none was ahead")
-        while queue:
-            spare = queue.pop(0)
-            unfit = self._unfit_why(spare)
-            if not unfit:
-                return spare, "ahead"
-            why = unfit
-            self._discard(spare)
+        key = (role, guard)
+        live = self._live(key)
+        why = self._unfit.pop(key, "none was ahead")
+        if live:
+            self.ahead[key].remove(live[0])
+            return live[0], "ahead"
         return self._new_sandbox(role, guard), f"started: {why}"
 
     def _unfit_why(self, spare: _Sandbox) -> str:
@@ -274,7 +271,7 @@ class JudgeNode:
 
     def _live(self, key: tuple[str, bool]) -> list[_Sandbox]:
         """The spares of `key` that can still serve, oldest first (the others discarded, and
-        why kept for the sandbox_taken of an evaluation that then starts one)."""
+        why kept for the sandbox_taken of the evaluation that then starts one)."""
         queue = self.ahead.get(key, [])
         keep = []
         for spare in queue:
@@ -293,20 +290,19 @@ class JudgeNode:
         keys = (("candidate", guard), ("reference", False))
         if any(not self.ahead.get(k) or any(sb.pace is None for sb in self.ahead[k]) for k in keys):
             return None  # nothing to choose from, or spares of a device whose workers have no pace
-        cands, refs = self._live(keys[0]), self._live(keys[1])
-        queries = [sb.pace for sb in cands + refs if sb.pace is not None]
+        queries = [sb.pace for k in keys for sb in self._live(k) if sb.pace is not None]
         for q in queries:
             q.ask()
         paces.collect_all(queries, paces.ASK_WAIT_S)
-        cands, refs = self._live(("candidate", guard)), self._live(("reference", False))  # less the broken
+        cands, refs = (self._live(k) for k in keys)  # less the spares that broke
         if not cands or not refs:
             return None
-        i, j = paces.choose([sb.pace.known() if sb.pace else None for sb in cands],
-                            [sb.pace.known() if sb.pace else None for sb in refs])
+        known = lambda sb: sb.pace.known() if sb.pace is not None else None  # noqa: E731
+        i, j = paces.choose([known(sb) for sb in cands], [known(sb) for sb in refs])
         sb, ref = cands[i], refs[j]
-        self.ahead[("candidate", guard)].remove(sb)
-        self.ahead[("reference", False)].remove(ref)
-        out.paces_apart = paces.cost(sb.pace.known() if sb.pace else None, ref.pace.known() if ref.pace else None)
+        self.ahead[keys[0]].remove(sb)
+        self.ahead[keys[1]].remove(ref)
+        out.paces_apart = paces.cost(known(sb), known(ref))
         out.sandbox_taken = "ahead"
         return sb, ref
 
@@ -401,20 +397,21 @@ class JudgeNode:
                 out.harness_error = f"the prebuilt extensions could not be copied in: {exc}"
                 return False
         t_wait = time.monotonic()
+
+        def not_started(box: _Sandbox, why: str = "") -> bool:
+            what = "the sandbox" if box is sb else "the reference worker's sandbox"
+            out.harness_error = (f"{what} did not start: {why}"
+                                 + (box.proc.log_tail("zygote.log", 2000).strip() or "no output"))
+            return False
+
         for box in boxes:
             if not box.proc.wait_ready(max(0.0, start_s - (time.monotonic() - t_wait))):
-                what = "the sandbox" if box is sb else "the reference worker's sandbox"
-                out.harness_error = (f"{what} did not start: "
-                                     + (box.proc.log_tail("zygote.log", 2000).strip() or "no output"))
-                return False
+                return not_started(box)
         for box in boxes:
             # A Hello the node sent while it waited ahead (node/paces.py) is answered before
             # the judges get the channels: they must hold only what the judges ask.
             if box.pace is not None and not box.pace.settle(max(0.0, start_s - (time.monotonic() - t_wait))):
-                what = "the sandbox" if box is sb else "the reference worker's sandbox"
-                out.harness_error = (f"{what} did not start: {box.pace.broken or 'a rank did not answer its Hello'}; "
-                                     + (box.proc.log_tail("zygote.log", 2000).strip() or "no output"))
-                return False
+                return not_started(box, (box.pace.broken or "a rank did not answer its Hello") + "; ")
         out.sandbox_wait_s = time.monotonic() - t_wait
         return True
 

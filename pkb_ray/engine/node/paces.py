@@ -13,8 +13,9 @@ workers drew the same pace read 0.498-0.514.
 How. On cuda the node keeps two sandboxes ahead of each kind. At each evaluation it asks
 every spare's ranks their pace (a Hello, which a rank set up already answers at once with its
 Ready; the judge's own Hello later gets the same answer again) and takes the pair whose
-paces agree rank by rank, else the oldest pair that has answered, else the oldest. A spare still setting up answers later: the node reads that answer
-before it hands the spare to a judge, whose channel must hold nothing but the judge's own.
+paces agree rank by rank, else the oldest pair that has answered, else the oldest. A spare
+still setting up answers later: the node reads that answer before it hands the spare to a
+judge, whose channel must hold nothing but the judge's own.
 
 The paces come from workers before any candidate code exists in them (a spare's candidate is
 not chosen yet), and a pace only steers which spares are used: never a figure.
@@ -35,8 +36,8 @@ from pkb_ray.engine.wire import frames
 MATCHED_ON = ("cuda",)
 """Devices whose spares are matched (cpu: the workers report no pace)."""
 TOLERANCE = 0.035
-"""Paces within this (|log ratio|) of each other are one draw. On one H200 (s18 g13, 16
-workers) the fast draw read 1.840-1.872 us a kernel and the slow one 1.944-2.006: two workers
+"""Paces within this (|log ratio|) of each other are one draw. On one H200 (16 workers,
+benchmarks/results/s18_2026-11-29/g13) the fast draw read 1.840-1.872 us a kernel and the slow one 1.944-2.006: two workers
 of one draw were at most 3.1% apart, two of different draws at least 3.8%."""
 ASK_WAIT_S = 0.02
 """How long one evaluation waits for spares' answers before it chooses: a rank set up answers
@@ -85,23 +86,9 @@ class PaceQuery:
             return None
         return [float(p) for p in self.paces if p is not None]
 
-    def collect(self, timeout_s: float) -> None:
-        """Read the answers that arrive within timeout_s (each whole: a frame is small and
-        sent at once, and a reply read in part would leave the judge a torn channel)."""
-        end = time.monotonic() + timeout_s
-        while self.asked and not self.done:
-            pending = [s for s, a in zip(self.ends, self.answered) if not a]
-            left = max(0.0, end - time.monotonic())
-            readable = select.select(pending, [], [], left)[0] if pending else []
-            if not readable:
-                return
-            for s in readable:
-                r = self.ends.index(s)
-                self._read(r, max(1.0, left))
-                if self.broken:
-                    return
-
     def _read(self, r: int, timeout_s: float) -> None:
+        """Rank r's answer, whole: a frame is small and sent at once, and a reply read in part
+        would leave the judge a torn channel."""
         try:
             obj, fds = self.readers[r].recv(timeout_s=timeout_s)
         except (frames.FrameTimeout, frames.PeerClosed, frames.ProtocolError) as e:
@@ -121,7 +108,7 @@ class PaceQuery:
         """Before the hand-out: every answer asked for read, so that the judges' channels hold
         only what they will ask. False where a rank did not answer in time (or died): the
         channel cannot be handed out as it is."""
-        self.collect(timeout_s)
+        collect_all([self], timeout_s)
         return not self.broken and (not self.asked or all(self.answered))
 
 
@@ -152,9 +139,9 @@ def choose(cands: Sequence[list[float] | None], refs: Sequence[list[float] | Non
     """(candidate spare, reference spare), each by its place in its queue (oldest first): a
     pair whose paces agree within TOLERANCE, else the oldest pair both of whose paces are
     known (those spares are set up: nothing waits), else the oldest; the oldest among equals.
-    A spare not known yet is usually still setting up: chosen over a known pair, the
-    evaluation waited for its set-up (a review's simulation: half of them at ws 1, 0.25 s
-    each on average; three in four at ws 2, 1.5 s)."""
+    A spare not known yet is usually still setting up, and an evaluation that takes one
+    waits for its set-up (simulated with two spares of each kind: half of the evaluations at
+    ws 1, 0.25 s each on average; three in four at ws 2, 1.5 s)."""
     best: tuple[tuple[int, int], int, int] | None = None
     for i, c in enumerate(cands):
         for j, r in enumerate(refs):

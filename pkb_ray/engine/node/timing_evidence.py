@@ -7,7 +7,6 @@ enters a figure, so a worker that lies about its time gains nothing.
 
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Any
 

@@ -9,7 +9,6 @@ wire/trees.py.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 from typing import ClassVar
 

@@ -43,9 +43,9 @@ class Rank:
         self.guarded = False
         self.ready_for: tuple | None = None
         self.symmetric_ready: float | None = None
+        """Seconds the first symmetric allocation took at set-up; None where none was made."""
         self.pace_us: float | None = None
         """cuda: run.context_pace_us, measured at set-up (before any candidate code)."""
-        """Seconds the first symmetric allocation took at set-up; None where none was made."""
 
     def send(self, msg: codec.Message) -> None:
         frames.send(self.sock, codec.to_wire(msg))

@@ -231,8 +231,9 @@ def context_pace_us(device: str) -> float:
     CUDA context dispatches kernels. It differs between processes and holds for a process's
     life: on one H200 each fresh process timed 64 held 2 MiB copies at 0.241 or 0.249 ms
     (a mode drawn at random, not by CPU or memory placement) and steady within 0.6% over
-    6 s; matmuls moved with it (scripts/device/placement_probe.py, s18 g8-g11). Measured at
-    set-up, before any candidate code exists in the process; evidence only."""
+    6 s; matmuls moved with it (scripts/device/placement_probe.py; benchmarks/results/
+    s18_2026-11-29/, g8-g11). Measured at set-up, before any candidate code exists in the
+    process; evidence only."""
     src = torch.zeros(64 * 1024, dtype=torch.float32, device=device)
     dst = torch.empty_like(src)
     times = []
