@@ -173,6 +173,8 @@ def main() -> int:
                          "speedup_ci": [res.speedup_ci_low, res.speedup_ci_high], "sandbox": res.sandbox,
                          "timing": dataclasses.asdict(res.timing) if res.timing else None,
                          "seconds": res.evidence.get("seconds"),
+                         "sandbox_taken": res.evidence.get("sandbox_taken"),
+                         "paces_apart": res.evidence.get("paces_apart"),
                          "message": res.message})
             print(f"{shape} #{k}: node {res.node_seconds:.2f} s, candidate {res.candidate_ms:.4f} ms, "
                   f"reference {res.reference_ms:.4f} ms, speedup {_fmt(res.speedup)}, "

@@ -30,7 +30,8 @@ def robust_sd(xs: list[float]) -> float:
 def one(run: dict) -> dict:
     t = run["timing"] or {}
     rows = t.get("windows_ms") or []
-    out = {"speedup": run.get("speedup"), "samples": len(rows), "calls_per_sample": t.get("calls_per_sample")}
+    out = {"speedup": run.get("speedup"), "samples": len(rows), "calls_per_sample": t.get("calls_per_sample"),
+           "taken": run.get("sandbox_taken") or "", "apart": run.get("paces_apart")}
     if rows and len(rows[0]) >= 4:
         ref_w, cand_w, ref_e, cand_e = (list(col) for col in zip(*rows))
         out["events_ratio"] = statistics.median(r / c for r, c in zip(ref_e, cand_e) if c > 0)
@@ -58,6 +59,9 @@ def main() -> int:
                     line += f"  events {r['events_ratio']:.3f}  host sd {r['host_sd_ms'][0]:.3f}/{r['host_sd_ms'][1]:.3f} ms"
                 if "pace_ratio" in r:
                     line += f"  paces {r['paces_us']} (ratio {r['pace_ratio']:.3f})"
+                if r["taken"]:  # bench_eval records from 2026-11-29 on: how the node chose the workers
+                    apart = "-" if r["apart"] is None else f"{r['apart']:.3f}"
+                    line += f"  taken {r['taken']} (apart {apart})"
                 print(line + f"  ({r['samples']} samples of {r['calls_per_sample']})")
             sp = [r["speedup"] for r in rows if r["speedup"]]
             if len(sp) > 1:
