@@ -173,7 +173,7 @@ class Rank:
     def run(self, msg: m.Run) -> None:
         if self.arena is None:
             raise RuntimeError("Run before MapArena")
-        fn = stand_in(msg.calls[0], self.device) if msg.calibrate else self.solution
+        fn = stand_in(msg.calls, self.device) if msg.calibrate else self.solution
         if fn is None:
             raise RuntimeError("Run before Load")
         early: list[frames.Partial] = []

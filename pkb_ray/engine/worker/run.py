@@ -7,6 +7,7 @@ cpu). The judge bounds them with its own clock; nothing here is trusted by anyon
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -249,16 +250,24 @@ def context_pace_us(device: str) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def stand_in(call: dict, device: str) -> Callable[..., Any]:
+def stand_in(calls: list[dict], device: str) -> Callable[..., Any]:
     """Before the candidate is loaded: a callable that does no work and returns tensors of
     the expected outputs' shapes, so the judge can measure what a run costs besides the
     calls themselves (messages, gate, synchronize, the output copies)."""
-    # Zeros, made once: the calibration copies them into the output slots, and a candidate
-    # that leaves a slot as it found it then reads as wrong, never as whatever memory held
-    # (NaN in 7 of 10 runs of scans_gc and forges_done, a clean incorrect in 10 of 10 so).
-    outs = tuple(torch.zeros(s["shape"], dtype=trees.dtype_of(s["dtype"]), device=device) for s in call["outs"])
+    # Zeros, made before the gate: the calibration copies them into the output slots, and a
+    # candidate that leaves a slot as it found it then reads as wrong, never as whatever
+    # memory held (NaN in 7 of 10 runs of scans_gc and forges_done, a clean incorrect in 10
+    # of 10 so). A set of its own for each call, as real calls return: one set copied k
+    # times is read from L2 after the first copy, and the floor then missed 2.5-3.3 us a
+    # call of the copies real outputs cost (allreduce at 1024x1024, 1 x H200, the windows
+    # less the floor less the workers' events grew with the calls a sample: 0.05 ms at 16,
+    # 0.09 at 32, 0.31 at 128; benchmarks/results/s19_2026-11-29). That pulled every
+    # launch-bound figure towards 1: the allreduce expert read 0.49 where its events said 0.41.
+    sets = [tuple(torch.zeros(s["shape"], dtype=trees.dtype_of(s["dtype"]), device=device) for s in c["outs"])
+            for c in calls]
+    turn = itertools.cycle(sets)
 
     def fn(*args: Any) -> tuple:
-        return outs
+        return next(turn)
 
     return fn
