@@ -37,6 +37,11 @@ def one(run: dict) -> dict:
         out["events_ratio"] = statistics.median(r / c for r, c in zip(ref_e, cand_e) if c > 0)
         out["host_sd_ms"] = (robust_sd([w - e for w, e in zip(ref_w, ref_e)]),
                              robust_sd([w - e for w, e in zip(cand_w, cand_e)]))
+        # What a half's time of record (window less floor) holds beyond the worker's events:
+        # the part of the harness' own cost that the floor did not take away.
+        floor = t.get("floor_ms") or 0.0
+        out["excess_ms"] = (statistics.median(ref_w) - floor - statistics.median(ref_e),
+                            statistics.median(cand_w) - floor - statistics.median(cand_e))
     paces = t.get("context_pace_us") or []
     if paces:
         out["paces_us"] = paces
@@ -56,7 +61,8 @@ def main() -> int:
             for r in rows:
                 line = f"  speedup {r['speedup']:.3f}" if r["speedup"] else "  speedup -"
                 if "events_ratio" in r:
-                    line += f"  events {r['events_ratio']:.3f}  host sd {r['host_sd_ms'][0]:.3f}/{r['host_sd_ms'][1]:.3f} ms"
+                    line += (f"  events {r['events_ratio']:.3f}  host sd {r['host_sd_ms'][0]:.3f}/{r['host_sd_ms'][1]:.3f} ms"
+                             f"  excess {r['excess_ms'][0]:.3f}/{r['excess_ms'][1]:.3f} ms")
                 if "pace_ratio" in r:
                     line += f"  paces {r['paces_us']} (ratio {r['pace_ratio']:.3f})"
                 if r["taken"]:  # bench_eval records from 2026-11-29 on: how the node chose the workers
