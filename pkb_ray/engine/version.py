@@ -4,4 +4,4 @@ Bump it when a change alters what a number means (timing method, correctness rul
 seeds), so cached references and timings from the old harness are not reused. What each
 version changed: docs/decisions.md."""
 
-HARNESS_VERSION = "0.5.6"
+HARNESS_VERSION = "0.5.7"

@@ -12,7 +12,8 @@ import torch
 from pkb_ray.engine import static_check
 from pkb_ray.engine.judge.comparator import compare
 from pkb_ray.engine.env import FORCED, is_secret, rank_env, scrub_secrets
-from pkb_ray.engine.node.timing_stats import BETWEEN_EVALUATIONS_SD, speedup_interval, unwidened_bounds
+from pkb_ray.engine.node.timing_stats import (BETWEEN_EVALUATIONS_SD, LAUNCH_SD_US, between_sd, speedup_interval,
+                                              unwidened_bounds)
 from pkb_ray.engine.protocol.timing import rel_ci_of_median
 from pkb_ray.records import FailureClass
 
@@ -123,6 +124,38 @@ def test_the_cuda_spread_between_evaluations_is_the_one_its_recorded_measurement
     n = again["evaluations"]
     assert n == 99 and again["grid"][0]["holding"] < 0.95 * n <= next(
         g["holding"] for g in again["grid"] if g["b"] == BETWEEN_EVALUATIONS_SD["cuda"])
+
+
+def test_short_calls_widen_the_interval_by_a_time_per_call():
+    """The per-call part of the spread (LAUNCH_SD_US) weighs on calls of a few microseconds
+    and vanishes on long ones; cpu keeps its one figure."""
+    base = between_sd("cuda", 2)
+    assert between_sd("cuda", 2, 0.5, 0.5) == pytest.approx(base, rel=0.005)  # 500 us calls: 0.2% wider
+    short = between_sd("cuda", 2, 0.006, 0.012)  # the allreduce expert at 1024x1024, world size 1
+    us = LAUNCH_SD_US["cuda"]
+    assert short == pytest.approx(math.sqrt(base ** 2 + (us / 6) ** 2 + (us / 12) ** 2))
+    assert short > 4 * base
+    assert between_sd("cuda", 2, None, 0.012) == base  # no figure per call: the device's alone
+    assert between_sd("cpu", 1, 0.006, 0.012) == BETWEEN_EVALUATIONS_SD["cpu"]
+
+
+def test_the_per_call_spread_is_the_one_its_recorded_repeats_give(tmp_path):
+    """LAUNCH_SD_US["cuda"] says it was set by scripts/between_repeats.py from recorded
+    bench_eval repeats: the script, run on those files, must give it back, and a smaller value
+    must fail one of its counts (else the term would be wider than the records ask)."""
+    import json
+    import runpy
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    fit = json.loads((root / "benchmarks/results/s19_2026-11-29/between_repeats_fit.json").read_text())
+    script = runpy.run_path(str(root / "scripts/between_repeats.py"))
+    argv = [str(root / p) for p in fit["results"]] + ["--hold-out"] + [str(root / p) for p in fit["hold_out"]]
+    assert script["main"](argv + ["--out", str(tmp_path), "--tag", "_again"]) == 0
+    again = json.loads((tmp_path / "between_repeats_again.json").read_text())
+    assert again["chosen"] == fit["chosen"] == LAUNCH_SD_US["cuda"]
+    below = [g for g in again["grid"] if g["per_call_us"] < again["chosen"]]
+    assert below and all(min(v for k, v in g.items() if k != "per_call_us") < 0.95 for g in below)
 
 
 def test_rel_ci_of_median():
@@ -302,3 +335,20 @@ def test_a_figure_whose_workers_drew_different_paces_says_so():
     r = {"flags": [], "world_size": 2, "checked_timed_calls": 3}
     verdict._timing(r, paced, "cuda")
     assert "worker_paces_differ" not in r["flags"]
+
+
+def test_the_calibration_stand_in_returns_outputs_of_their_own_for_each_call():
+    """The floor's empty calls copy what the stand-in returns: one set copied k times reads
+    from cache after the first copy, which real calls' outputs do not (worker/run.stand_in)."""
+    import torch
+
+    from pkb_ray.engine.worker.run import stand_in
+
+    calls = [{"outs": [{"shape": [4, 8], "dtype": "bfloat16"}, {"shape": [3], "dtype": "int64"}]}] * 3
+    fn = stand_in(calls, "cpu")
+    outs = [fn() for _ in calls]
+    ptrs = {t.data_ptr() for out in outs for t in out}
+    assert len(ptrs) == 6
+    for a, b in outs:
+        assert a.shape == (4, 8) and a.dtype == torch.bfloat16 and not a.any()
+        assert b.shape == (3,) and b.dtype == torch.int64 and not b.any()

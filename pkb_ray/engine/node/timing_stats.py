@@ -22,11 +22,35 @@ CUDA_MULTI_RANK_SD = 0.015
 (each rank's worker is fresh), so the spread at world size 1 is a floor, not an estimate."""
 
 
-def between_sd(device: str, world_size: int) -> float:
-    """The spread between evaluations to widen an interval by, for this device and world size."""
+LAUNCH_SD_US = {"cuda": 0.25}
+"""A part of the spread between evaluations that is a time per call, not a share of it: what
+the harness adds to a call's time and the floor does not take away differs from one worker
+process to the next by about this much (microseconds a call). It weighs nothing on a call
+of 500 us and 3-5% on one of 6 us. References timed against themselves do not show it (the
+same cost on both halves cancels in their ratio); a candidate that differs from its
+reference does: the allreduce expert at 1024x1024 at world size 1 (6 us a reference call)
+read 0.42-0.56 over ten evaluations whose intervals said +-4%.
+Set by scripts/between_repeats.py (benchmarks/results/s19_2026-11-29/between_repeats_fit.json):
+the smallest value on its grid whose widened intervals overlap in 95% of pairs of repeated
+evaluations and hold their set's geomean in 95%, on 26 sets of bench_eval repeats
+(1 x H200 at world size 1, 4 x H200 at world size 2, 2026-11-28/29) and on 6 sets it was not
+fitted on (1 x H200, world size 1). 0.15 is enough on the fitted sets; on the held-out ones
+it holds the geomean in 92%. Measured on H200s only."""
+
+
+def between_sd(device: str, world_size: int, reference_ms: float | None = None,
+               candidate_ms: float | None = None, *, per_call_us: float | None = None) -> float:
+    """The spread between evaluations to widen an interval by, for this device and world size,
+    and (where the halves' times per call are known) the calls' lengths: in quadrature, the
+    device's share of a figure and LAUNCH_SD_US over each half's time per call."""
     if device != "cuda":
-        return BETWEEN_EVALUATIONS_SD.get(device, 0.0)
-    return BETWEEN_EVALUATIONS_SD_CUDA_WS.get(world_size, CUDA_MULTI_RANK_SD)
+        base = BETWEEN_EVALUATIONS_SD.get(device, 0.0)
+    else:
+        base = BETWEEN_EVALUATIONS_SD_CUDA_WS.get(world_size, CUDA_MULTI_RANK_SD)
+    us = LAUNCH_SD_US.get(device, 0.0) if per_call_us is None else per_call_us
+    if not us or not reference_ms or not candidate_ms or reference_ms <= 0 or candidate_ms <= 0:
+        return base
+    return math.sqrt(base ** 2 + (us / (reference_ms * 1e3)) ** 2 + (us / (candidate_ms * 1e3)) ** 2)
 """Spread of log(speedup) from one evaluation to the next that no evaluation's own samples
 show, by device: added to each side of the bootstrap interval (in quadrature, log space, at
 the same confidence).

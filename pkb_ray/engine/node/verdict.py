@@ -257,7 +257,7 @@ def _timing(r: dict[str, Any], samples: TimingSamples, device: str) -> str:
     if ev.unmeasurable:
         flags.append("unmeasurable")
         return f"{checked}; no speedup: {ev.unmeasurable} ({how})"
-    ev.between_sd = timing_stats.between_sd(device, r["world_size"])
+    ev.between_sd = timing_stats.between_sd(device, r["world_size"], r.get("reference_ms"), r.get("candidate_ms"))
     point, lo, hi = timing_stats.speedup_interval(ref, cand, between_sd=ev.between_sd)
     if not (lo == lo and hi == hi):
         # A figure no interval bounds is not published: too few samples to say how far the

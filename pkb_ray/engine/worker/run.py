@@ -258,11 +258,10 @@ def stand_in(calls: list[dict], device: str) -> Callable[..., Any]:
     # candidate that leaves a slot as it found it then reads as wrong, never as whatever
     # memory held (NaN in 7 of 10 runs of scans_gc and forges_done, a clean incorrect in 10
     # of 10 so). A set of its own for each call, as real calls return: one set copied k
-    # times is read from L2 after the first copy, and the floor then missed 2.5-3.3 us a
-    # call of the copies real outputs cost (allreduce at 1024x1024, 1 x H200, the windows
-    # less the floor less the workers' events grew with the calls a sample: 0.05 ms at 16,
-    # 0.09 at 32, 0.31 at 128; benchmarks/results/s19_2026-11-29). That pulled every
-    # launch-bound figure towards 1: the allreduce expert read 0.49 where its events said 0.41.
+    # times can be read from L2 after the first copy, and the floor missed part of what copying
+    # real outputs costs. The allreduce expert at 1024x1024 (1 x H200, world size 1) read
+    # 1.18-1.25 times the ratio of the workers' own events with one set, 1.13-1.15 with a set
+    # a call (benchmarks/results/s19_2026-11-29): a launch-bound figure pulled less towards 1.
     sets = [tuple(torch.zeros(s["shape"], dtype=trees.dtype_of(s["dtype"]), device=device) for s in c["outs"])
             for c in calls]
     turn = itertools.cycle(sets)
