@@ -134,7 +134,7 @@ class JudgeNode:
         """Sandboxes started ahead, oldest first, by role and guard setting: "candidate"
         (guarded or not, as the job says) and "reference" (the trusted worker the reference
         is timed in, never guarded). Where evaluations overlap their successors' start (GPU
-        nodes) two are kept ahead per key: a candidate's sandbox takes 5-6 s to set up on
+        nodes) two are kept ahead per key (paces.SPARES where spares are matched): a candidate's sandbox takes 5-6 s to set up on
         4 x H200 (torch's import, the CUDA context, the first symmetric allocation:
         worker/rank.py), more than a short evaluation lasts; with one ahead the next
         evaluation waited 0.5-1.6 s for it (bench_eval at ws 2, `start`).
@@ -313,7 +313,7 @@ class JudgeNode:
         """Start the next evaluation's sandboxes now (their imports overlap whatever comes
         next): the candidate's and, for a timed one, the reference's. Those of the other
         guard setting are kept for when it comes back."""
-        depth = 2 if self._overlaps else 1
+        depth = paces.SPARES if self.spec.device in paces.MATCHED_ON else 2 if self._overlaps else 1
         for key in [("candidate", guard), *([("reference", False)] if timed else [])]:
             queue = self.ahead.setdefault(key, [])
             while len(queue) < depth:

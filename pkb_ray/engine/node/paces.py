@@ -10,7 +10,7 @@ draws: the allreduce expert at 1024x1024 read 0.465-0.539 over eight evaluations
 ratio of its two workers' paces followed it (correlation 0.91); the three evaluations whose
 workers drew the same pace read 0.498-0.514.
 
-How. On cuda the node keeps two sandboxes ahead of each kind. At each evaluation it asks
+How. On cuda the node keeps SPARES sandboxes ahead of each kind. At each evaluation it asks
 every spare's ranks their pace (a Hello, which a rank set up already answers at once with its
 Ready; the judge's own Hello later gets the same answer again) and takes the pair whose
 paces agree rank by rank, else the oldest pair that has answered, else the oldest. A spare
@@ -44,6 +44,17 @@ ASK_WAIT_S = 0.02
 within a millisecond. A spare still setting up is chosen only where no pair of spares has
 answered (its answer is then waited for before the hand-out, as its judge would wait for it
 anyway)."""
+
+SPARES = 3
+"""Sandboxes kept ahead of each kind where spares are matched (else two, or one on cpu).
+Paces come in two draws about as often each (1.78-1.88 and 1.92-2.02 us on one H200, 322
+workers, benchmarks/results/s19_2026-11-29), and with two spares of each kind the pair left
+after a match tends to be one of each: 62 of 99 evaluations at world size 1 got a matched
+pair (g3). A simulation over those paces, an evaluation every 3.7 s and a spare ready 5.5 s
+after it starts: 47% matched at ws 1 and 24% at ws 2 (every rank must agree) with two of
+each; 83% and 58% with three of each; two candidates' and four references', 82% and 55%.
+Why it matters: over those 99 references timed against themselves, the 37 whose workers'
+paces differed read rms |log speedup| 0.019, the 62 matched 0.008."""
 
 SETUP_TIMEOUT_S = 600.0
 """The store timeout a Hello names (the rank was set up with its own at the fork)."""
