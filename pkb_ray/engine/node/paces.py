@@ -47,14 +47,15 @@ anyway)."""
 
 SPARES = 3
 """Sandboxes kept ahead of each kind where spares are matched (else two, or one on cpu).
-Paces come in two draws about as often each (1.78-1.88 and 1.92-2.02 us on one H200, 322
-workers, benchmarks/results/s19_2026-11-29), and with two spares of each kind the pair left
-after a match tends to be one of each: 62 of 99 evaluations at world size 1 got a matched
-pair (g3). A simulation over those paces, an evaluation every 3.7 s and a spare ready 5.5 s
-after it starts: 47% matched at ws 1 and 24% at ws 2 (every rank must agree) with two of
-each; 83% and 58% with three of each; two candidates' and four references', 82% and 55%.
-Why it matters: over those 99 references timed against themselves, the 37 whose workers'
-paces differed read rms |log speedup| 0.019, the 62 matched 0.008."""
+Paces come in two draws about as often each (1.78-1.88 and 1.92-2.02 us on one H200, 198
+workers, benchmarks/results/s19_2026-11-29/g3), and with two spares of each kind the pair
+left after a match tends to be one of each. On one machine, every fourth built-in reference
+against itself at ws 1, two of each, three of each, two of each again (g5): 15, 23, 15 of
+25 evaluations matched; rms |log speedup| 0.0138, 0.0089, 0.0116; timing phase and
+node-seconds the same (median 0.77-0.82 s and 1.70-1.76 s). Over all 99 (g3, two of each)
+the 37 unmatched read 0.019, the 62 matched 0.008. scripts/pace_pairing_sim.py (a
+simulation over those paces) gives 47% matched at ws 1 and 24% at ws 2 (every rank must
+agree) with two of each, 83% and 58% with three."""
 
 SETUP_TIMEOUT_S = 600.0
 """The store timeout a Hello names (the rank was set up with its own at the fork)."""
