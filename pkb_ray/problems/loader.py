@@ -58,12 +58,14 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
 # compute the same thing; `upstream_partial` those it resembles without computing the same
 # thing (`pkb problems coverage` shows them, but they do not count as covered); `tolerance_reason` says where atol/rtol come from (dtype, the
 # reduction order), so a reader can judge them; `test_world_sizes` the world sizes run only
-# when asked for (ProblemSpec.test_world_sizes).
+# when asked for (ProblemSpec.test_world_sizes); `ranked_outputs` the [values, ids] output
+# pairs that are a top-k (ProblemSpec.ranked_outputs).
 _OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "upstream": list,
     "upstream_partial": list,
     "tolerance_reason": str,
     "test_world_sizes": list,
+    "ranked_outputs": list,
 }
 UPSTREAM_IDS = range(1, 88)
 
@@ -231,6 +233,12 @@ def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
             raise fail(f"sizes.{name}.dtype", f"{dt!r} is not one of {list(DTYPES)}")
     if not meta["description"].strip():
         raise fail("description", "must not be empty")
+    ranked = meta.get("ranked_outputs", [])
+    if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                                                          for i in p) and p[0] != p[1] for p in ranked):
+        raise fail("ranked_outputs", f"expected a list of [values, ids] output positions, got {ranked!r}")
+    if len({ids for _, ids in ranked}) != len(ranked):
+        raise fail("ranked_outputs", f"an ids output is ranked by one values output only, got {ranked!r}")
     return dict(
         id=meta["id"], title=meta["title"], category=meta["category"], origin=meta["origin"],
         parallelism=meta["parallelism"], world_sizes=tuple(ws), test_world_sizes=tuple(tws),
@@ -243,4 +251,5 @@ def validate_meta(meta: dict[str, Any], pid: str, fail) -> dict[str, Any]:
         upstream=tuple(upstream),
         upstream_partial=tuple(meta.get("upstream_partial", [])),
         tolerance_reason=meta.get("tolerance_reason", "").strip(),
+        ranked_outputs=tuple((int(v), int(i)) for v, i in ranked),
     )

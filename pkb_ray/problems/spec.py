@@ -86,6 +86,10 @@ class ProblemSpec:
     benchmarks on a one-GPU machine): a sweep's problem selection at its world size takes
     `world_sizes` alone. `[1]` for a problem whose computation is defined at one rank (its
     collectives become copies), so a one-GPU machine can run the whole harness on it."""
+    ranked_outputs: tuple[tuple[int, int], ...] = ()
+    """Pairs (values, ids) of top-level outputs that are a top-k along the last dimension:
+    the ids are compared up to ties of the reference's values (which of two tied items comes
+    first, or makes the cut, is the implementation's choice: engine/judge/comparator.py)."""
     version: str = ""
     """Hash of the problem's files: part of every cache key."""
     directory: Path | None = None

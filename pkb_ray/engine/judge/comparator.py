@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 
@@ -36,12 +36,15 @@ def _describe(t: Any) -> str:
     return type(t).__name__
 
 
-def compare(output: Any, reference: Any, atol: float, rtol: float) -> Verdict:
+def compare(output: Any, reference: Any, atol: float, rtol: float,
+            ranked: Sequence[tuple[int, int]] = ()) -> Verdict:
     """Verdict for one rank's output against the reference output of the same inputs.
 
     Outputs may nest: tuples and lists (either type stands for the other; the lengths must
     match), dicts (the same keys), tensors, and plain values (ints, bools, strings and None
-    must be equal; floats within atol + rtol * |ref|)."""
+    must be equal; floats within atol + rtol * |ref|). `ranked`: pairs (values, ids) of
+    top-level outputs that are a top-k (ProblemSpec.ranked_outputs): the ids are compared
+    up to ties of the values (_compare_ranked_ids)."""
     if not isinstance(reference, (tuple, list)):
         # A single output may come back wrapped in a one-element tuple or list (PKB accepts both).
         if isinstance(output, (tuple, list)) and len(output) == 1 and not isinstance(reference, dict):
@@ -49,7 +52,79 @@ def compare(output: Any, reference: Any, atol: float, rtol: float) -> Verdict:
         return _compare_tree(output, reference, atol, rtol, "output")
     if not isinstance(output, (tuple, list)):
         output = (output,)
+    if ranked and len(output) == len(reference):
+        return _compare_ranked(output, reference, atol, rtol, ranked)
     return _compare_tree(output, reference, atol, rtol, "output", top=True)
+
+
+def _compare_ranked(o: Sequence[Any], r: Sequence[Any], atol: float, rtol: float,
+                    ranked: Sequence[tuple[int, int]]) -> Verdict:
+    """The outputs in order, but each ids output of a ranked pair after every other output
+    (its values among them) and up to its values' ties."""
+    ids_of = {ids: values for values, ids in ranked}
+    worst = 0.0
+    for i, (oi, ri) in enumerate(zip(o, r)):
+        if i not in ids_of:
+            v = _compare_tree(oi, ri, atol, rtol, f"output {i}")
+            if not v.ok:
+                return v
+            worst = max(worst, v.max_abs_error or 0.0)
+    for i in sorted(ids_of):
+        v = _compare_ranked_ids(o[i], r[i], o[ids_of[i]], r[ids_of[i]], atol, rtol, f"output {i}",
+                                f"output {ids_of[i]}")
+        if not v.ok:
+            return v
+    return Verdict(True, max_abs_error=worst)
+
+
+def _compare_ranked_ids(o: Any, r: Any, o_values: Any, r_values: Any, atol: float, rtol: float, where: str,
+                        values_at: str) -> Verdict:
+    """The ids of a top-k along the last dimension, beside its values (both sides' values
+    already compared, within tolerance). Which of two items whose values tie comes first, or
+    which one makes the cut at k, is the implementation's choice: a candidate that computes
+    the values in another order (a matmul's accumulation) breaks near-ties its own way.
+    Per row, two neighbouring positions tie where the reference's values there are no
+    further apart than twice the largest difference between the candidate's values and the
+    reference's in that row (a swap of two items shows as a difference of their gap, so
+    every swap the values allow is a tie; a candidate as exact as the reference ties only
+    equal values). Inside a run of ties the ids must be the same multiset; in the run that
+    reaches the last position any id goes (its ties are with items not returned). Every
+    other position's id must be equal. Anything that is not same-shaped tensors (integer
+    ids, floating values) is compared as any output."""
+    checked = _tensor_mismatch(o, r, where)
+    if checked is not None:
+        return checked
+    if not (isinstance(r_values, torch.Tensor) and type(o_values) is torch.Tensor
+            and tuple(r_values.shape) == tuple(r.shape) == tuple(o_values.shape) and r.dim() >= 1
+            and r_values.is_floating_point() and not r.is_floating_point() and not r.is_complex()
+            and r.dtype != torch.bool and r.numel() > 0):
+        return _compare_tensor(o, r, atol, rtol, where)
+    r64 = r_values.detach().to(device=r.device, dtype=torch.float64)
+    o64 = o_values.detach().to(device=r.device, dtype=torch.float64)
+    off = torch.nan_to_num(torch.abs(torch.sub(o64, r64)), nan=0.0, posinf=0.0)
+    reach = torch.mul(torch.amax(off, dim=-1, keepdim=True), 2.0)
+    gap = torch.abs(torch.sub(r64[..., 1:], r64[..., :-1]))
+    near = torch.le(gap, reach)  # a NaN gap is never a tie
+    starts = torch.logical_not(near).to(torch.int64)
+    run = torch.cat([torch.zeros_like(starts[..., :1]), torch.cumsum(starts, dim=-1)], dim=-1)
+    free = torch.eq(run, run[..., -1:])
+    bad = torch.logical_and(torch.ne(_sorted_in_runs(o, run), _sorted_in_runs(r, run)), torch.logical_not(free))
+    n_bad = int(torch.sum(bad).item())
+    if n_bad:
+        first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
+        row = first[:-1]
+        return Verdict(False, FailureClass.INCORRECT,
+                       f"{where}: {n_bad} of {o.numel()} ids differ beyond ties of {values_at}'s values; "
+                       f"first in row {row}: got {o[row].tolist()[:12]}, expected {r[row].tolist()[:12]}")
+    return Verdict(True, max_abs_error=0.0)
+
+
+def _sorted_in_runs(ids: torch.Tensor, run: torch.Tensor) -> torch.Tensor:
+    """`ids` sorted within each run of equal `run` (non-decreasing along the last dim): by
+    id, then stably by run, so each run keeps its positions."""
+    by_id = torch.argsort(ids, dim=-1, stable=True)
+    ids_s, run_s = torch.gather(ids, -1, by_id), torch.gather(run, -1, by_id)
+    return torch.gather(ids_s, -1, torch.argsort(run_s, dim=-1, stable=True))
 
 
 def _compare_tree(o: Any, r: Any, atol: float, rtol: float, where: str, top: bool = False) -> Verdict:
@@ -109,6 +184,20 @@ def _compare_value(o: Any, r: Any, atol: float, rtol: float, where: str) -> Verd
 
 
 def _compare_tensor(o: Any, r: torch.Tensor, atol: float, rtol: float, where: str) -> Verdict:
+    checked = _tensor_mismatch(o, r, where)
+    if checked is not None:
+        return checked
+    if o.numel() == 0:
+        return Verdict(True, max_abs_error=0.0)
+    if r.dtype == torch.bool or r.is_complex() or not r.is_floating_point():
+        return _compare_exact_or_complex(o, r, atol, rtol, where)
+    o64 = o.detach().to(dtype=torch.float64)
+    r64 = r.detach().to(dtype=torch.float64)
+    return _compare_real(o64, r64, atol, rtol, where, o.numel())
+
+
+def _tensor_mismatch(o: Any, r: torch.Tensor, where: str) -> Verdict | None:
+    """The verdict where `o` is not a plain tensor of `r`'s shape, dtype and device; else None."""
     if type(o) is Mismatch:
         # The judge could not copy the worker's tensor into the reference's slot: its note
         # names both sides ("of shape [4, 8], expected [4, 4]"); the type name said nothing.
@@ -127,13 +216,7 @@ def _compare_tensor(o: Any, r: torch.Tensor, atol: float, rtol: float, where: st
         return Verdict(False, FailureClass.INCORRECT, f"{where}: dtype {o.dtype}, expected {r.dtype}")
     if o.device != r.device:
         return Verdict(False, FailureClass.INCORRECT, f"{where}: device {o.device}, expected {r.device}")
-    if o.numel() == 0:
-        return Verdict(True, max_abs_error=0.0)
-    if r.dtype == torch.bool or r.is_complex() or not r.is_floating_point():
-        return _compare_exact_or_complex(o, r, atol, rtol, where)
-    o64 = o.detach().to(dtype=torch.float64)
-    r64 = r.detach().to(dtype=torch.float64)
-    return _compare_real(o64, r64, atol, rtol, where, o.numel())
+    return None
 
 
 def _compare_exact_or_complex(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float,

@@ -481,7 +481,7 @@ class Session:
             out = inp.rebuild(tree, slots, expected, self.cand.arena)
         except m.ProtocolError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol: {e}") from None
-        v = comparator.compare(out, expected, self.atol, self.rtol)
+        v = comparator.compare(out, expected, self.atol, self.rtol, self.problem.spec.ranked_outputs)
         if not v.ok:
             assert v.failure is not None
             self.fail(v.failure, f"{what}: {v.message}", trial=trial, max_abs_error=v.max_abs_error)
