@@ -89,7 +89,9 @@ class ProblemSpec:
     ranked_outputs: tuple[tuple[int, int], ...] = ()
     """Pairs (values, ids) of top-level outputs that are a top-k along the last dimension:
     the ids are compared up to ties of the reference's values (which of two tied items comes
-    first, or makes the cut, is the implementation's choice: engine/judge/comparator.py)."""
+    first, or makes the cut, is the implementation's choice: engine/judge/comparator.py). The
+    ids tied with the last value are free (their ties may be with items not returned), so
+    the ids are checked only as far as the values separate them; a top-1 is compared exactly."""
     version: str = ""
     """Hash of the problem's files: part of every cache key."""
     directory: Path | None = None

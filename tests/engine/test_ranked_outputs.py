@@ -38,6 +38,10 @@ def test_ids_may_swap_within_ties_and_at_the_cut_and_nowhere_else():
     # Values out of tolerance fail as values, before any id is looked at.
     far = _ranked(r_vals + 0.05, r_ids.clone(), r_vals, r_ids)
     assert not far.ok and far.message.startswith("output 0:")
+    # Equal infinities tie (their gap is NaN); a top-1's id is compared exactly.
+    inf_vals = torch.tensor([[float("inf"), float("inf"), 0.5, 0.1]])
+    assert _ranked(inf_vals.clone(), torch.tensor([[2, 1, 7, 8]]), inf_vals, torch.tensor([[1, 2, 7, 8]])).ok
+    assert not _ranked(r_vals[:, :1].clone(), torch.tensor([[3]]), r_vals[:, :1], r_ids[:, :1]).ok
     # Without ranked_outputs, integers stay exact.
     assert not compare((same, torch.tensor([[7, 4, 3, 9, 1, 2]])), (r_vals, r_ids), 1e-2, 1e-2).ok
 

@@ -90,21 +90,23 @@ def _compare_ranked_ids(o: Any, r: Any, o_values: Any, r_values: Any, atol: floa
     equal values). Inside a run of ties the ids must be the same multiset; in the run that
     reaches the last position any id goes (its ties are with items not returned). Every
     other position's id must be equal. Anything that is not same-shaped tensors (integer
-    ids, floating values) is compared as any output."""
+    ids, floating values) is compared as any output, and so is a top-1: its one id would be
+    the run at the cut, never checked."""
     checked = _tensor_mismatch(o, r, where)
     if checked is not None:
         return checked
     if not (isinstance(r_values, torch.Tensor) and type(o_values) is torch.Tensor
             and tuple(r_values.shape) == tuple(r.shape) == tuple(o_values.shape) and r.dim() >= 1
             and r_values.is_floating_point() and not r.is_floating_point() and not r.is_complex()
-            and r.dtype != torch.bool and r.numel() > 0):
+            and r.dtype != torch.bool and r.numel() > 0 and r.shape[-1] > 1):
         return _compare_tensor(o, r, atol, rtol, where)
     r64 = r_values.detach().to(device=r.device, dtype=torch.float64)
     o64 = o_values.detach().to(device=r.device, dtype=torch.float64)
     off = torch.nan_to_num(torch.abs(torch.sub(o64, r64)), nan=0.0, posinf=0.0)
     reach = torch.mul(torch.amax(off, dim=-1, keepdim=True), 2.0)
     gap = torch.abs(torch.sub(r64[..., 1:], r64[..., :-1]))
-    near = torch.le(gap, reach)  # a NaN gap is never a tie
+    # Equal values tie (two -inf included: their gap is NaN); another NaN gap never does.
+    near = torch.logical_or(torch.le(gap, reach), torch.eq(r64[..., 1:], r64[..., :-1]))
     starts = torch.logical_not(near).to(torch.int64)
     run = torch.cat([torch.zeros_like(starts[..., :1]), torch.cumsum(starts, dim=-1)], dim=-1)
     free = torch.eq(run, run[..., -1:])
