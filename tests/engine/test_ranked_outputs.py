@@ -29,7 +29,7 @@ def test_ids_may_swap_within_ties_and_at_the_cut_and_nowhere_else():
     assert _ranked(same, torch.tensor([[7, 3, 4, 9, 2, 5]]), r_vals, r_ids).ok  # the cut: 5 ties with 1, 2
     wrong = _ranked(same, torch.tensor([[7, 3, 4, 8, 1, 2]]), r_vals, r_ids)
     assert not wrong.ok and wrong.failure == FailureClass.INCORRECT
-    assert "output 1: 1 of 6 ids differ beyond ties of output 0's values" in wrong.message
+    assert "output 1: 1 of 6 ids differ beyond ties of output 0's values; first at index (0, 3)" in wrong.message
     assert not _ranked(same, torch.tensor([[3, 7, 4, 9, 1, 2]]), r_vals, r_ids).ok  # 0.9 and 0.8 do not tie
     # Values a little off widen the ties by as much, no more: 0.9 and 0.8 are 0.1 apart.
     off = r_vals.clone()
@@ -42,6 +42,19 @@ def test_ids_may_swap_within_ties_and_at_the_cut_and_nowhere_else():
     inf_vals = torch.tensor([[float("inf"), float("inf"), 0.5, 0.1]])
     assert _ranked(inf_vals.clone(), torch.tensor([[2, 1, 7, 8]]), inf_vals, torch.tensor([[1, 2, 7, 8]])).ok
     assert not _ranked(r_vals[:, :1].clone(), torch.tensor([[3]]), r_vals[:, :1], r_ids[:, :1]).ok
+    # Ties are measured from each position, never chained: in a dense row every neighbour is
+    # within reach of the next, and a chain made the whole row the free run at the cut.
+    dense = torch.linspace(1.0, 0.8, 21)[None]
+    nudged = dense.clone()
+    nudged[0, -1] += 0.006  # within tolerance: reach 0.012, the top 0.2 above the cut
+    assert not _ranked(nudged, torch.full((1, 21), 999), dense, torch.arange(21)[None]).ok
+    # Two items whose errors mirror each other swap with no difference to see: a step of the
+    # values' dtype is a tie.
+    mirrored = torch.tensor([[0.5, 0.498046875, 0.3]], dtype=torch.bfloat16)
+    assert _ranked(mirrored.clone(), torch.tensor([[22, 11, 33]]), mirrored, torch.tensor([[11, 22, 33]])).ok
+    # A declaration the reference's outputs do not fit is ignored, never an exception.
+    assert compare((same, r_ids), (r_vals, r_ids), 1e-2, 1e-2, ranked=[(0, 5)]).ok
+    assert compare(([0.9, 0.8], [1, 2]), ([0.9, 0.8], [1, 2]), 1e-2, 1e-2, ranked=[(0, 1)]).ok
     # Without ranked_outputs, integers stay exact.
     assert not compare((same, torch.tensor([[7, 4, 3, 9, 1, 2]])), (r_vals, r_ids), 1e-2, 1e-2).ok
 

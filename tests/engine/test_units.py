@@ -337,18 +337,22 @@ def test_a_figure_whose_workers_drew_different_paces_says_so():
     assert "worker_paces_differ" not in r["flags"]
 
 
-def test_the_calibration_stand_in_returns_outputs_of_their_own_for_each_call():
+def test_the_calibration_stand_in_returns_outputs_of_their_own_for_each_call_on_cuda():
     """The floor's empty calls copy what the stand-in returns: one set copied k times reads
-    from cache after the first copy, which real calls' outputs do not (worker/run.stand_in)."""
+    from cache after the first copy, which real calls' outputs do not (worker/run.stand_in).
+    On cuda each call's outputs are rows of one zeroed block; on cpu one set, made once."""
     import torch
 
     from pkb_ray.engine.worker.run import stand_in
 
     calls = [{"outs": [{"shape": [4, 8], "dtype": "bfloat16"}, {"shape": [3], "dtype": "int64"}]}] * 3
-    fn = stand_in(calls, "cpu")
+    cpu = stand_in(calls, "cpu")
+    assert len({t.data_ptr() for _ in calls for t in cpu()}) == 2
+    if not torch.cuda.is_available():
+        pytest.skip("the per-call outputs are made on cuda only (no GPU here); cpu checked above")
+    fn = stand_in(calls, "cuda")
     outs = [fn() for _ in calls]
-    ptrs = {t.data_ptr() for out in outs for t in out}
-    assert len(ptrs) == 6
+    assert len({t.data_ptr() for out in outs for t in out}) == 6
     for a, b in outs:
         assert a.shape == (4, 8) and a.dtype == torch.bfloat16 and not a.any()
         assert b.shape == (3,) and b.dtype == torch.int64 and not b.any()

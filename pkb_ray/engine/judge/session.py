@@ -303,6 +303,8 @@ class Session:
         self.find_freezers()
         self.problem = self.ctx.problem(self.job.loader, self.req.problems_source, self.req.problem_id)
         self.atol, self.rtol = self.problem.spec.atol, self.problem.spec.rtol
+        self.ranked_step = comparator.dtype_step(self.problem.spec.sizes.get(self.req.size, {}).get(
+            "dtype", self.problem.spec.dtype))
         self.trial_args = [self.make() for _ in range(max(1, self.trials))]
         refs = [self.reference(a) for a in self.trial_args]
         self.trial_expected = [out for out, _ in refs]
@@ -481,7 +483,7 @@ class Session:
             out = inp.rebuild(tree, slots, expected, self.cand.arena)
         except m.ProtocolError as e:
             raise WorkerFault(FailureClass.RUNTIME_ERROR, f"the worker broke the protocol: {e}") from None
-        v = comparator.compare(out, expected, self.atol, self.rtol, self.problem.spec.ranked_outputs)
+        v = comparator.compare(out, expected, self.atol, self.rtol, self.problem.spec.ranked_outputs, self.ranked_step)
         if not v.ok:
             assert v.failure is not None
             self.fail(v.failure, f"{what}: {v.message}", trial=trial, max_abs_error=v.max_abs_error)

@@ -257,13 +257,25 @@ def stand_in(calls: list[dict], device: str) -> Callable[..., Any]:
     # Zeros, made before the gate: the calibration copies them into the output slots, and a
     # candidate that leaves a slot as it found it then reads as wrong, never as whatever
     # memory held (NaN in 7 of 10 runs of scans_gc and forges_done, a clean incorrect in 10
-    # of 10 so). A set of its own for each call, as real calls return: one set copied k
-    # times can be read from L2 after the first copy, and the floor missed part of what copying
-    # real outputs costs. The allreduce expert at 1024x1024 (1 x H200, world size 1) read
-    # 1.18-1.25 times the ratio of the workers' own events with one set, 1.13-1.15 with a set
-    # a call (benchmarks/results/s19_2026-11-29): a launch-bound figure pulled less towards 1.
-    sets = [tuple(torch.zeros(s["shape"], dtype=trees.dtype_of(s["dtype"]), device=device) for s in c["outs"])
-            for c in calls]
+    # of 10 so). On cuda, outputs of their own for each call, as real calls return: one set
+    # copied k times can be read from L2 after the first copy, and the floor missed part of
+    # what copying real outputs costs. The allreduce expert at 1024x1024 (1 x H200, world
+    # size 1) read 1.18-1.25 times the ratio of the workers' own events with one set,
+    # 1.13-1.15 with a set a call (benchmarks/results/s19_2026-11-29): a launch-bound figure
+    # pulled less towards 1. That was a tensor per call; each output of the k calls is now a
+    # row of one zeroed block, the same distinct memory with one launch however many calls
+    # (where no gate is mapped the window starts at the request, and k launches there
+    # counted in the floor: a review's finding; the rows are not yet timed on a GPU). On
+    # cpu, where every window starts at the request, one set as before: filling k sets
+    # there is what the floor would measure.
+    specs = [tuple((tuple(s["shape"]), s["dtype"]) for s in c["outs"]) for c in calls]
+    if device.startswith("cuda") and specs and all(sp == specs[0] for sp in specs):
+        blocks = [torch.zeros((len(calls), *shape), dtype=trees.dtype_of(dtype), device=device)
+                  for shape, dtype in specs[0]]
+        sets = [tuple(b[j] for b in blocks) for j in range(len(calls))]
+    else:
+        sets = [tuple(torch.zeros(shape, dtype=trees.dtype_of(dtype), device=device) for shape, dtype in specs[0])
+                if specs else ()]
     turn = itertools.cycle(sets)
 
     def fn(*args: Any) -> tuple:
