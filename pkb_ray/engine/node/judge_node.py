@@ -134,7 +134,8 @@ class JudgeNode:
         """Sandboxes started ahead, oldest first, by role and guard setting: "candidate"
         (guarded or not, as the job says) and "reference" (the trusted worker the reference
         is timed in, never guarded). Where evaluations overlap their successors' start (GPU
-        nodes) two are kept ahead per key (paces.SPARES where spares are matched): a candidate's sandbox takes 5-6 s to set up on
+        nodes) two are kept ahead per key (paces.SPARES where spares are matched by pace):
+        a candidate's sandbox takes 5-6 s to set up on
         4 x H200 (torch's import, the CUDA context, the first symmetric allocation:
         worker/rank.py), more than a short evaluation lasts; with one ahead the next
         evaluation waited 0.5-1.6 s for it (bench_eval at ws 2, `start`).
