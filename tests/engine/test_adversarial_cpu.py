@@ -568,8 +568,17 @@ def _nothing_left_behind() -> None:
     judges = {j.popen.pid for j in node.judges}
     spares = {sb.proc.id: sb.proc.popen.pid for sb in node.sandboxes_ahead()}
 
+    def named(pid: int) -> str:
+        """A process with its command line: which one was left says whose reaping was slow."""
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                line = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            return f"process {pid} ({line[:160]})"
+        except OSError:
+            return f"process {pid}"
+
     def left() -> list[str]:
-        out = [f"process {p}" for p in _children(os.getpid()) if p not in judges and p not in spares.values()]
+        out = [named(p) for p in _children(os.getpid()) if p not in judges and p not in spares.values()]
         for path in bounds.run_group().group.paths:
             out += [f"group {path}/{d}" for d in os.listdir(path) if d.startswith("pkb_sbx_") and d not in spares]
         out += [f"directory {d}" for d in os.listdir(run_root()) if d.startswith("pkb_sbx_") and d not in spares]
