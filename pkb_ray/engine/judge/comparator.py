@@ -112,16 +112,14 @@ def _compare_ranked_ids(o: Any, r: Any, o_values: Any, r_values: Any, atol: floa
 
     Anything that is not same-shaped tensors (integer ids, floating values) is compared as
     any output, and so is a top-1: its one id would be at the cut, never checked."""
-    if not isinstance(r, torch.Tensor):
+    if not (isinstance(r, torch.Tensor) and isinstance(r_values, torch.Tensor) and type(o_values) is torch.Tensor
+            and tuple(r_values.shape) == tuple(r.shape) == tuple(o_values.shape) and r.dim() >= 1
+            and r_values.is_floating_point() and not r.is_floating_point() and not r.is_complex()
+            and r.dtype != torch.bool and r.numel() > 0 and r.shape[-1] > 1):
         return _compare_tree(o, r, atol, rtol, where)
     checked = _tensor_mismatch(o, r, where)
     if checked is not None:
         return checked
-    if not (isinstance(r_values, torch.Tensor) and type(o_values) is torch.Tensor
-            and tuple(r_values.shape) == tuple(r.shape) == tuple(o_values.shape) and r.dim() >= 1
-            and r_values.is_floating_point() and not r.is_floating_point() and not r.is_complex()
-            and r.dtype != torch.bool and r.numel() > 0 and r.shape[-1] > 1):
-        return _compare_tensor(o, r, atol, rtol, where)
     k = r.shape[-1]
     r64 = torch.reshape(r_values.detach().to(device=r.device, dtype=torch.float64), (-1, k))
     o64 = torch.reshape(o_values.detach().to(device=r.device, dtype=torch.float64), (-1, k))

@@ -33,7 +33,7 @@ read 0.42-0.56 over ten evaluations whose intervals said +-4%.
 Set by scripts/between_repeats.py (benchmarks/results/s19_2026-11-29/between_repeats_fit.json):
 the smallest value on its grid whose widened intervals overlap in 95% of pairs of repeated
 evaluations and hold their set's geomean in 95%, on 32 sets of bench_eval repeats (21 files)
-(1 x H200 at world size 1, 4 x H200 at world size 2, 2026-11-28/29) and on 6 sets it was not
+(1 x H200 at world size 1, 4 x H200 at world size 2) and on 6 sets it was not
 fitted on (1 x H200, world size 1). 0.15 is enough on the fitted sets; on the held-out ones
 it holds the geomean in 92%. Measured on H200s only."""
 

@@ -258,16 +258,15 @@ def stand_in(calls: list[dict], device: str) -> Callable[..., Any]:
     # candidate that leaves a slot as it found it then reads as wrong, never as whatever
     # memory held (NaN in 7 of 10 runs of scans_gc and forges_done, a clean incorrect in 10
     # of 10 so). On cuda, outputs of their own for each call, as real calls return: one set
-    # copied k times can be read from L2 after the first copy, and the floor missed part of
-    # what copying real outputs costs. The allreduce expert at 1024x1024 (1 x H200, world
-    # size 1) read 1.18-1.25 times the ratio of the workers' own events with one set,
-    # 1.13-1.15 with a set a call (benchmarks/results/s19_2026-11-29): a launch-bound figure
-    # pulled less towards 1. That was a tensor per call; each output of the k calls is now a
-    # row of one zeroed block, the same distinct memory with one launch however many calls
-    # (where no gate is mapped the window starts at the request, and k launches there
-    # counted in the floor: a review's finding; the rows are not yet timed on a GPU). On
-    # cpu, where every window starts at the request, one set as before: filling k sets
-    # there is what the floor would measure.
+    # copied k times can be read from L2 after the first copy, and the floor then misses
+    # part of what copying real outputs costs, which pulls a launch-bound figure towards 1
+    # (the allreduce expert at 1024x1024, 1 x H200, world size 1: 1.18-1.25 times the ratio
+    # of the workers' own events with one set, 1.13-1.15 with a tensor per call;
+    # benchmarks/results/s19_2026-11-29; the rows of one block below read the same distinct
+    # memory and are untimed). Each output of the k calls is a row of one zeroed block: one
+    # fill however many calls, since where no gate is mapped the window starts at the
+    # request and k fills there would count in the floor. On cpu, where every window starts
+    # at the request, one set: filling k sets there is what the floor would measure.
     specs = [tuple((tuple(s["shape"]), s["dtype"]) for s in c["outs"]) for c in calls]
     if device.startswith("cuda") and specs and all(sp == specs[0] for sp in specs):
         blocks = [torch.zeros((len(calls), *shape), dtype=trees.dtype_of(dtype), device=device)
