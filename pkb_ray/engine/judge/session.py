@@ -189,7 +189,7 @@ class Session:
             if side is self.cand:
                 raise
             raise WorkerFault(FailureClass.HARNESS_ERROR, f"the reference worker failed: {f.message}",
-                              f.log) from None
+                              f.log, f.gone) from None
 
     def step(self, name: str, fn: Callable[[], None], trial: int = -1) -> None:
         self.phase = name
@@ -403,7 +403,8 @@ class Session:
         except WorkerFault as f:
             if side is self.cand:
                 raise
-            raise WorkerFault(FailureClass.HARNESS_ERROR, f"the reference worker failed: {f.message}", f.log) from None
+            raise WorkerFault(FailureClass.HARNESS_ERROR, f"the reference worker failed: {f.message}", f.log,
+                              f.gone) from None
         t_done = side.link.reader.arrived  # the whole answer was here (a part sent early counts for nothing)
         if done.forbidden:
             raise WorkerFault(FailureClass.FORBIDDEN_API, f"{self.phase}: refused {', '.join(map(str, done.forbidden[:3]))}")

@@ -185,14 +185,21 @@ def _measure(found: Findings, loader: str, build: BuildResult | None, gpus: tupl
     job = JudgeJob(request=dataclasses.replace(req, problems_source=source), loader=loader,
                    reference_key=found.reference_key,
                    mode=timing_modes.load_mode(found.cache_dir, found.reference_key, req.eval.timing))
-    t = req.eval.timeouts
-    deadline_s = (t.start_s + t.load_s + t.trial_s * (req.eval.trials + 2)
-                  + (t.timing_s if req.eval.time_candidates else 0) + 60)
+    deadline_s = evaluation_limit_s(req)
     ext_dir = build.extensions_dir or None if build is not None else None
     found.node_prepare_s = time.monotonic() - t_start
-    found.outcome = node.run(job, ext_dir, start_s=t.start_s, deadline_s=deadline_s,
+    found.outcome = node.run(job, ext_dir, start_s=req.eval.timeouts.start_s, deadline_s=deadline_s,
                              footprint_bytes=counts.hbm_bytes_per_rank if counts is not None else 0)
     _remember_mode(found.cache_dir, job, found.outcome)
+
+
+def evaluation_limit_s(req: EvalRequest) -> float:
+    """How long the node waits on the judges of one evaluation before it stops its sandboxes:
+    every phase's own limit, and a minute over. The judges' limits end a hang first; this
+    ends what their limits do not add up to (a host so loaded that set-up crawls)."""
+    t = req.eval.timeouts
+    return (t.start_s + t.load_s + t.trial_s * (req.eval.trials + 2)
+            + (t.timing_s if req.eval.time_candidates else 0) + 60)
 
 
 def _check(req: EvalRequest) -> None:

@@ -72,6 +72,9 @@ class NodeOutcome:
     """(seconds since start, rank, event) in the order the node received them."""
     stopped_at: float | None = None
     """When the node stopped the sandbox (after the first failure), seconds since start."""
+    ran_out_s: float | None = None
+    """The evaluation's limit, where the node stopped the sandboxes because it had passed:
+    the workers the judges then saw end were stopped, not failed (verdict.py)."""
     logs: dict[str, str] = field(default_factory=dict)
     nccl_refused: str = ""
     """NCCL entry points the stub refused (the sandbox's marker file; empty if none)."""
@@ -494,6 +497,7 @@ class JudgeNode:
                     if also_stop is not None:
                         also_stop.proc.kill()
                     out.stopped_at = out.stopped_at or time.monotonic() - t0
+                    out.ran_out_s = deadline_s
                     end = time.monotonic() + 30
                     stopped_extra = True
                     continue
@@ -513,7 +517,11 @@ class JudgeNode:
                     continue
                 if isinstance(msg, JudgeEvent):
                     out.events.append((time.monotonic() - t0, j.rank, msg))
-                    if msg.failure == "harness_error":
+                    # A worker that ended once the limit had passed was stopped here: its
+                    # judge's word for that (the reference worker "failed", set-up failed) is
+                    # no failure of the judges (on a 2-core machine loaded by two spinners,
+                    # calibration ran past 258 s and read as the reference worker failing).
+                    if msg.failure == "harness_error" and not (out.ran_out_s is not None and msg.worker_gone):
                         raise JudgesBroken(f"judge {j.rank}: {msg.message}")
                     if kill_at is None:
                         # Not at once: what other ranks report in the next moments is still

@@ -153,6 +153,31 @@ def _cause(out: NodeOutcome) -> tuple[int, str, str, int, bool] | None:
     return rank, e.failure, e.message, e.trial, e.worker_gone
 
 
+SET_UP_PHASES = ("start", "prepare", "calibrate")
+"""The judge's phases before the candidate's source reaches its worker: only harness code runs."""
+
+
+def _ran_out(out: NodeOutcome) -> tuple[FailureClass, str] | None:
+    """Where the evaluation's limit passed with no failure reported before it: the class and
+    message of that, else None. The node then stopped the sandboxes, and every worker the
+    judges saw end after it was stopped: no crash of the candidate's, no failure of the
+    reference worker. Still in set-up on every rank (harness code alone ran): the host was
+    too slow to evaluate it, a harness_error (retried by a re-run, never fed to a model);
+    past it, the candidate took too long: a timeout."""
+    if out.ran_out_s is None:
+        return None
+    stopped = out.stopped_at if out.stopped_at is not None else float("inf")
+    if any(t < stopped for t, _, _ in out.events):
+        return None  # a failure came first: it explains the rest (_cause)
+    phases = [e.phase for _, _, e in out.events] or [rep.phase for rep in out.reports.values() if rep.failure]
+    where = ", ".join(dict.fromkeys(phases)) or "an unknown phase"
+    if phases and all(p in SET_UP_PHASES for p in phases):
+        return (FailureClass.HARNESS_ERROR,
+                f"harness error: the evaluation's {out.ran_out_s:.0f} s ran out in the harness's set-up ({where}), "
+                "before the candidate was loaded: the host was too slow or too loaded to evaluate it")
+    return FailureClass.TIMEOUT, f"the evaluation did not finish within its {out.ran_out_s:.0f} s (stopped in {where})"
+
+
 def _explain_gone(out: NodeOutcome, rank: int, message: str) -> tuple[FailureClass, str]:
     """A worker that ended without a word: what the zygote saw (a signal, an exit code) and
     whether its log shows a CUDA fault. The logs are the candidate's to write: they only
@@ -190,6 +215,8 @@ def _compose(r: dict[str, Any], out: NodeOutcome, req: EvalRequest) -> None:
         # Whatever else happened: the candidate tried to build or use NCCL natively.
         names = ", ".join(sorted(set(out.nccl_refused.split())))[:200]
         _fail(r, FailureClass.FORBIDDEN_API, f"native NCCL refused in the sandbox: {names}")
+    elif (ran_out := _ran_out(out)) is not None:
+        _fail(r, *ran_out)
     elif (cause := _cause(out)) is not None:
         _failed(r, out, *cause)
     else:
@@ -199,7 +226,7 @@ def _compose(r: dict[str, Any], out: NodeOutcome, req: EvalRequest) -> None:
 def _failed(r: dict[str, Any], out: NodeOutcome, rank: int, failure: str, message: str, trial: int,
             gone: bool) -> None:
     fc = FailureClass(failure)
-    if gone:
+    if gone and fc != FailureClass.HARNESS_ERROR:  # the reference's worker is not the candidate's
         fc, message = _explain_gone(out, rank, message)
     _fail(r, fc, message)
     r.update(failing_rank=rank, failing_trial=trial if trial >= 0 else None)
