@@ -90,14 +90,20 @@ def test_load_beyond_the_limit_is_named_and_below_it_is_not():
     assert conditions.loaded(TimingConditions(), "cpu", 0.2) == ""
 
 
-def _spinners(n: int) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+def _spinners(n: int, duty: float) -> list[subprocess.Popen]:
+    """`n` processes, each spinning `duty` of every 100 ms."""
+    code = (f"import time\nwhile True:\n    end = time.monotonic() + {0.1 * duty}\n"
+            f"    while time.monotonic() < end: pass\n    time.sleep({0.1 * (1 - duty)})\n")
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
 
 
 def test_a_host_loaded_by_another_process_gets_no_figure(run_eval):
-    # Two processes spinning on a machine whose cores the ranks use: whichever rank they
-    # land beside is slowed for the whole evaluation, and the figure would be that draw.
-    spin = _spinners(os.cpu_count() or 2)
+    # Processes spinning on the cores the ranks use: whichever rank they land beside is
+    # slowed for the whole evaluation, and the figure would be that draw. Half of each 100 ms,
+    # half the host's CPU: far past max_foreign_cpu. Spinning all the time, they left the
+    # workers (SCHED_IDLE on cpu) so little that the evaluation took 67 s in most runs and
+    # once ran out its 258 s in the reference's calibration.
+    spin = _spinners(os.cpu_count() or 2, duty=0.5)
     try:
         # one trial: the timing phase under load is the point, and each trial crawls there too
         res = run_eval(CANDIDATES / "store_exchange.py", trials=1,
