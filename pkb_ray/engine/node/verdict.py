@@ -170,8 +170,10 @@ def _ran_out(out: NodeOutcome) -> tuple[FailureClass, str] | None:
     if any(t < stopped for t, _, _ in out.events):
         return None  # a failure came first: it explains the rest (_cause)
     phases = [e.phase for _, _, e in out.events] or [rep.phase for rep in out.reports.values() if rep.failure]
-    where = ", ".join(dict.fromkeys(phases)) or "an unknown phase"
-    if phases and all(p in SET_UP_PHASES for p in phases):
+    if not phases:
+        return None  # every judge finished as the limit passed: what they reported stands
+    where = ", ".join(dict.fromkeys(phases))
+    if all(p in SET_UP_PHASES for p in phases):
         return (FailureClass.HARNESS_ERROR,
                 f"harness error: the evaluation's {out.ran_out_s:.0f} s ran out in the harness's set-up ({where}), "
                 "before the candidate was loaded: the host was too slow or too loaded to evaluate it")
