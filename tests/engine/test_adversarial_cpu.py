@@ -38,6 +38,7 @@ def _not_correct_and_fast(res) -> None:
     # crashes and exits
     ("segfault", {F.RUNTIME_ERROR}, None, 0, "ctypes"),
     ("os_exit", {F.RUNTIME_ERROR}, 0, 0, None),
+    ("fails_one_rank_at_load", {F.RUNTIME_ERROR}, 0, None, None),
     ("kills_parent", {F.TIMEOUT, F.RUNTIME_ERROR}, None, 0, None),
     # replays and laziness
     ("first_call_only", {F.INCORRECT}, None, 1, None),

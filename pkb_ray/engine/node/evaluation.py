@@ -29,6 +29,7 @@ from typing import Any, Callable
 from pkb_ray.engine import hardware, launch, nccl_stub, roofline, static_check
 from pkb_ray.engine.build import BuildResult
 from pkb_ray.engine.node import cpu_pins, reference_timings, timing_modes, verdict
+from pkb_ray.engine.node.eval_limit import evaluation_limit_s
 from pkb_ray.engine.node.gpu_groups import Lease
 from pkb_ray.engine.node.judge_node import JudgeNode, NodeSpec
 from pkb_ray.engine.node.verdict import Findings
@@ -191,15 +192,6 @@ def _measure(found: Findings, loader: str, build: BuildResult | None, gpus: tupl
     found.outcome = node.run(job, ext_dir, start_s=req.eval.timeouts.start_s, deadline_s=deadline_s,
                              footprint_bytes=counts.hbm_bytes_per_rank if counts is not None else 0)
     _remember_mode(found.cache_dir, job, found.outcome)
-
-
-def evaluation_limit_s(req: EvalRequest) -> float:
-    """How long the node waits on the judges of one evaluation before it stops its sandboxes:
-    every phase's own limit, and a minute over. The judges' limits end a hang first; this
-    ends what their limits do not add up to (a host so loaded that set-up crawls)."""
-    t = req.eval.timeouts
-    return (t.start_s + t.load_s + t.trial_s * (req.eval.trials + 2)
-            + (t.timing_s if req.eval.time_candidates else 0) + 60)
 
 
 def _check(req: EvalRequest) -> None:

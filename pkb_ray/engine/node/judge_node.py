@@ -517,11 +517,13 @@ class JudgeNode:
                     continue
                 if isinstance(msg, JudgeEvent):
                     out.events.append((time.monotonic() - t0, j.rank, msg))
-                    # A worker that ended once the limit had passed was stopped here: its
-                    # judge's word for that (the reference worker "failed", set-up failed) is
-                    # no failure of the judges (on a 2-core machine loaded by two spinners,
-                    # calibration ran past 258 s and read as the reference worker failing).
-                    if msg.failure == "harness_error" and not (out.ran_out_s is not None and msg.worker_gone):
+                    # A worker that ended once the node had stopped the sandboxes was stopped
+                    # here: its judge's word for that (the reference worker "failed", set-up
+                    # failed) is no failure of the judges. Taken for one, a candidate that
+                    # fails on one rank while its peer's reference waits in a collective made
+                    # its failure the harness's (deferred, never recorded); a limit that ran
+                    # out in calibration on a loaded host read as the reference failing.
+                    if msg.failure == "harness_error" and not (out.stopped_at is not None and msg.worker_gone):
                         raise JudgesBroken(f"judge {j.rank}: {msg.message}")
                     if kill_at is None:
                         # Not at once: what other ranks report in the next moments is still

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pkb_ray.engine.build import BuildResult
-from pkb_ray.engine.node import timing_evidence, timing_stats
+from pkb_ray.engine.node import eval_limit, timing_evidence, timing_stats
 from pkb_ray.engine.node.judge_node import GRACE_S, NodeOutcome
 from pkb_ray.engine.protocol.rank_ends import ends_in
 from pkb_ray.engine.protocol.timing import TimingSamples
@@ -144,11 +144,12 @@ def _cause(out: NodeOutcome) -> tuple[int, str, str, int, bool] | None:
     window = [(t, rank, e) for t, rank, e in events if t <= t_first + GRACE_S]  # noqa: E501
     # A worker that vanished after the node stopped the sandbox was stopped, not the cause,
     # unless the zygote saw it end first (it writes how each rank ended; a stopped sandbox
-    # dies all at once, zygote included).
+    # dies all at once, zygote included). The zygote is the candidate's: what it saw says
+    # nothing of a reference worker (a harness_error), which is always the stop's.
     stopped = out.stopped_at if out.stopped_at is not None else float("inf")
     ended = ends_in(out.logs.get("zygote.log", ""))
     window = [w for w in window if not (w[2].worker_gone and w[0] > stopped
-                                        and w[1] not in ended)] or window[:1]
+                                        and (w[2].failure == "harness_error" or w[1] not in ended))] or window[:1]
     t, rank, e = min(window, key=lambda w: (FailureClass(w[2].failure).info.priority, w[0]))
     return rank, e.failure, e.message, e.trial, e.worker_gone
 
@@ -157,26 +158,33 @@ SET_UP_PHASES = ("start", "prepare", "calibrate")
 """The judge's phases before the candidate's source reaches its worker: only harness code runs."""
 
 
-def _ran_out(out: NodeOutcome) -> tuple[FailureClass, str] | None:
-    """Where the evaluation's limit passed with no failure reported before it: the class and
-    message of that, else None. The node then stopped the sandboxes, and every worker the
-    judges saw end after it was stopped: no crash of the candidate's, no failure of the
-    reference worker. Still in set-up on every rank (harness code alone ran): the host was
-    too slow to evaluate it, a harness_error (retried by a re-run, never fed to a model);
-    past it, the candidate took too long: a timeout."""
+def _ran_out(out: NodeOutcome, req: EvalRequest) -> tuple[FailureClass, str] | None:
+    """Where the evaluation's limit passed with no failure of its own reported: the class and
+    message of that, else None (_cause explains it). The node then stopped the sandboxes, and
+    every worker the judges saw end after it (or time out with it) was stopped: no crash of
+    the candidate's, no failure of the reference worker. The candidate is charged a timeout
+    only where set-up kept to its share of the limit (eval_limit.py), leaving the candidate
+    its phases' time; otherwise (still in set-up, or set-up took that time from it: a host
+    too slow or too loaded) a harness_error, which a re-run retries and no model is shown.
+    Set-up runs no candidate code: the candidate cannot steer which."""
     if out.ran_out_s is None:
         return None
     stopped = out.stopped_at if out.stopped_at is not None else float("inf")
-    if any(t < stopped for t, _, _ in out.events):
-        return None  # a failure came first: it explains the rest (_cause)
-    phases = [e.phase for _, _, e in out.events] or [rep.phase for rep in out.reports.values() if rep.failure]
+    of_the_stop = [(t, e) for t, _, e in out.events if t >= stopped and (e.worker_gone or e.failure == "timeout")]
+    if len(of_the_stop) < len(out.events):
+        return None  # a failure of its own (before the stop, or sent as it came): it explains the rest
+    phases = [e.phase for _, e in of_the_stop] or [rep.phase for rep in out.reports.values() if rep.failure]
     if not phases:
         return None  # every judge finished as the limit passed: what they reported stands
     where = ", ".join(dict.fromkeys(phases))
-    if all(p in SET_UP_PHASES for p in phases):
+    set_up_s = max((sum(rep.seconds.get(p, 0.0) for p in SET_UP_PHASES) for rep in out.reports.values()),
+                   default=0.0)
+    share_s = eval_limit.set_up_share_s(req)
+    if all(p in SET_UP_PHASES for p in phases) or set_up_s > share_s:
         return (FailureClass.HARNESS_ERROR,
-                f"harness error: the evaluation's {out.ran_out_s:.0f} s ran out in the harness's set-up ({where}), "
-                "before the candidate was loaded: the host was too slow or too loaded to evaluate it")
+                f"harness error: the evaluation's {out.ran_out_s:.0f} s ran out in {where} after {set_up_s:.0f} s "
+                f"of the harness's set-up (its share: {share_s:.0f} s), before the candidate had its phases' "
+                "time: the host was too slow or too loaded to evaluate it")
     return FailureClass.TIMEOUT, f"the evaluation did not finish within its {out.ran_out_s:.0f} s (stopped in {where})"
 
 
@@ -217,7 +225,7 @@ def _compose(r: dict[str, Any], out: NodeOutcome, req: EvalRequest) -> None:
         # Whatever else happened: the candidate tried to build or use NCCL natively.
         names = ", ".join(sorted(set(out.nccl_refused.split())))[:200]
         _fail(r, FailureClass.FORBIDDEN_API, f"native NCCL refused in the sandbox: {names}")
-    elif (ran_out := _ran_out(out)) is not None:
+    elif (ran_out := _ran_out(out, req)) is not None:
         _fail(r, *ran_out)
     elif (cause := _cause(out)) is not None:
         _failed(r, out, *cause)
