@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -36,7 +37,9 @@ def one(cache_dir: str) -> dict:
                                eval=EvalConfig(world_size=2, trials=5, timing=TimingConfig(), cache_dir=cache_dir)),
                    load_problem=LOADER)
     t = res.timing
-    return {"correct": res.correct, "speedup": res.speedup, "ci": [res.speedup_ci_low, res.speedup_ci_high],
+    return {"correct": res.correct, "failure": res.failure.value if res.failure else None,
+            "message": "" if res.correct else res.message[:300],
+            "speedup": res.speedup, "ci": [res.speedup_ci_low, res.speedup_ci_high],
             "unmeasurable": t.unmeasurable if t else "", "foreign_cpu": t.foreign_cpu if t else None,
             "cpu_pressure": t.cpu_pressure if t else None, "flags": res.flags}
 
@@ -59,6 +62,11 @@ def main() -> int:
     ap.add_argument("--cache-dir", default="/tmp/pkb_loaded_pairs")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "loaded_pairs"))
     args = ap.parse_args()
+    # This process and the judges import the fixture's loader (tests/...): without the
+    # repository on their path every evaluation failed, and a run read "0 of 20 sound"
+    # with no reason.
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    sys.path.insert(0, str(REPO))
     loop = ("import time\nwhile True:\n    t = time.monotonic()\n    while time.monotonic() - t < {on}: pass\n"
             "    time.sleep({off})\n").format(on=0.1 * args.duty, off=0.1 * (1 - args.duty))
     spin = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(args.spinners)]
@@ -68,7 +76,7 @@ def main() -> int:
             a, b = one(args.cache_dir), one(args.cache_dir)
             pairs.append({"a": a, "b": b, "sound": sound(a, b)})
             fmt = lambda e: (f"{e['speedup']:.3f} [{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]" if e["speedup"]  # noqa: E731
-                             else f"no figure ({(e['unmeasurable'] or 'failed')[:60]})")
+                             else f"no figure ({(e['unmeasurable'] or e['message'] or 'failed')[:120]})")
             print(f"pair {i}: {fmt(a)} | {fmt(b)} -> {'sound' if pairs[-1]['sound'] else 'EXCLUSIVE'}", flush=True)
     finally:
         for p in spin:
