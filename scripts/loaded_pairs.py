@@ -1,7 +1,10 @@
 """Two evaluations of the same honest file on a loaded CPU machine: do their intervals
 overlap, or does each say `unmeasurable`?
 
-    python scripts/loaded_pairs.py [--pairs 20] [--spinners 2] [--out DIR]
+    PYTHONPATH=$PWD python scripts/loaded_pairs.py [--pairs 20] [--spinners 2] [--out DIR]
+
+The judges import the fixture's loader (tests/...): without the repository on PYTHONPATH
+every evaluation fails, and each pair prints why.
 
 Starts --spinners processes that spin on the CPU for the whole run, --duty of each 100 ms
 (0 spinners: whatever else loads the machine), then evaluates the honest exchange (the fixture problem's store_exchange.py,
@@ -14,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -62,11 +64,6 @@ def main() -> int:
     ap.add_argument("--cache-dir", default="/tmp/pkb_loaded_pairs")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "loaded_pairs"))
     args = ap.parse_args()
-    # This process and the judges import the fixture's loader (tests/...): without the
-    # repository on their path every evaluation failed, and a run read "0 of 20 sound"
-    # with no reason.
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
-    sys.path.insert(0, str(REPO))
     loop = ("import time\nwhile True:\n    t = time.monotonic()\n    while time.monotonic() - t < {on}: pass\n"
             "    time.sleep({off})\n").format(on=0.1 * args.duty, off=0.1 * (1 - args.duty))
     spin = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(args.spinners)]
