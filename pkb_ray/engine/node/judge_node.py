@@ -520,9 +520,9 @@ class JudgeNode:
                     # A worker that ended once the node had stopped the sandboxes was stopped
                     # here: its judge's word for that (the reference worker "failed", set-up
                     # failed) is no failure of the judges. Taken for one, a candidate that
-                    # fails on one rank while its peer's reference waits in a collective made
-                    # its failure the harness's (deferred, never recorded); a limit that ran
-                    # out in calibration on a loaded host read as the reference failing.
+                    # fails on one rank while its peer's reference waits in a collective
+                    # makes its failure the harness's (deferred, never recorded), and a limit
+                    # that runs out in set-up reads as the reference failing.
                     if msg.failure == "harness_error" and not (out.stopped_at is not None and msg.worker_gone):
                         raise JudgesBroken(f"judge {j.rank}: {msg.message}")
                     if kill_at is None:

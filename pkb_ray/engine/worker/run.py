@@ -260,10 +260,8 @@ def stand_in(calls: list[dict], device: str) -> Callable[..., Any]:
     # of 10 so). On cuda, outputs of their own for each call, as real calls return: one set
     # copied k times can be read from L2 after the first copy, and the floor then misses
     # part of what copying real outputs costs, which pulls a launch-bound figure towards 1
-    # (the allreduce expert at 1024x1024, 1 x H200, world size 1: 1.18-1.25 times the ratio
-    # of the workers' own events with one set, 1.13-1.15 with a tensor per call;
-    # benchmarks/results/s19_2026-11-29; the rows of one block below read the same distinct
-    # memory and are untimed). Each output of the k calls is a row of one zeroed block: one
+    # (what it measured: docs/decisions.md, 0.5.7). Each output of the k calls is a row of
+    # one zeroed block, the same distinct memory as a tensor per call: one
     # fill however many calls, since where no gate is mapped the window starts at the
     # request and k fills there would count in the floor. On cpu, where every window starts
     # at the request, one set: filling k sets there is what the floor would measure.
